@@ -1,0 +1,169 @@
+"""The `benchsmith` command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from benchsmith.core import BenchsmithError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
+                  help="Turn Python repositories into validated, historically accurate test environments.")
+err = Console(stderr=True)
+out = Console()
+
+RevOpt = Annotated[str | None, typer.Option("--rev", help="Commit, tag or branch to set up.")]
+DateOpt = Annotated[str | None, typer.Option(
+    "--date", help="YYYY-MM-DD: pin dependencies to this date (and, without --rev, use the last commit before it).")]
+BackendOpt = Annotated[str, typer.Option("--backend", help="Where commands run: local.")]
+IterOpt = Annotated[int, typer.Option("--max-iterations", min=0, help="Repair rounds after the first attempt.")]
+ThresholdOpt = Annotated[float, typer.Option("--threshold", min=0.0, max=1.0, help="Share of tests that must pass.")]
+RefdbOpt = Annotated[str | None, typer.Option("--refdb", help="Reference database file (SQLite).")]
+NoRefdbOpt = Annotated[bool, typer.Option("--no-refdb", help="Neither read nor write the reference database.")]
+TimeoutOpt = Annotated[float, typer.Option("--test-timeout", help="Seconds allowed for the test command.")]
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _engine(backend: str, max_iterations: int, threshold: float, refdb: str | None,
+            no_refdb: bool, test_timeout: float, quiet: bool = False):  # type: ignore[no-untyped-def]
+    from benchsmith.sandbox.config import LocalSandboxConfig
+    from benchsmith.setup.engine import SetupEngine, SetupOptions
+
+    if backend != "local":
+        _fail(f"unknown backend {backend!r}: available backends are: local")
+    options = SetupOptions(max_iterations=max_iterations, threshold=threshold, refdb=refdb,
+                           use_refdb=not no_refdb, test_timeout_s=test_timeout,
+                           sandbox=LocalSandboxConfig())
+    progress = None if quiet else (lambda message: err.print(f"[dim]{message}[/]", highlight=False))
+    return SetupEngine(options, progress=progress)
+
+
+@app.command()
+def setup(
+    source: Annotated[str, typer.Argument(help="Path (git clone, bare or not, or a plain directory) or git URL.")],
+    rev: RevOpt = None,
+    date: DateOpt = None,
+    backend: BackendOpt = "local",
+    max_iterations: IterOpt = 4,
+    threshold: ThresholdOpt = 0.95,
+    out_path: Annotated[Path, typer.Option("--out", help="Where to write the record.")] = Path("setup.json"),
+    repo_name: Annotated[str | None, typer.Option("--repo-name", help="owner/name to file the result under.")] = None,
+    refdb: RefdbOpt = None,
+    no_refdb: NoRefdbOpt = False,
+    test_timeout: TimeoutOpt = 1800,
+) -> None:
+    """Set up one repository at a commit or date and validate it by running its tests."""
+    engine = _engine(backend, max_iterations, threshold, refdb, no_refdb, test_timeout)
+    try:
+        record = engine.setup(source, rev=rev, on_date=date, repo=repo_name)
+    except BenchsmithError as exc:
+        _fail(str(exc))
+        return
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    rate = f"{record.pass_rate:.1%}" if record.pass_rate is not None else "n/a"
+    line = (f"{record.status}: {record.repo} @ {(record.commit or '')[:12]} python {record.python} "
+            f"pass rate {rate} in {len(record.iterations)} round(s), {record.duration_s:.0f}s -> {out_path}")
+    if record.status == "validated":
+        out.print(f"[green]{line}[/]", highlight=False)
+        return
+    out.print(f"[red]{line}[/]", highlight=False)
+    err.print(f"reason ({record.failure_category}): {record.failure_reason}", highlight=False)
+    raise typer.Exit(1)
+
+
+@app.command("setup-batch")
+def setup_batch(
+    list_file: Annotated[Path, typer.Argument(help="One 'SOURCE [REV_OR_DATE]' per line; # comments.")],
+    out_path: Annotated[Path, typer.Option("--out", help="JSONL results; re-runs skip lines already in it.")],
+    date: DateOpt = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Repositories set up in parallel.")] = 1,
+    mirrors: Annotated[str | None, typer.Option("--mirrors", help="Directory of local clones for owner/name lines.")] = None,
+    backend: BackendOpt = "local",
+    max_iterations: IterOpt = 4,
+    threshold: ThresholdOpt = 0.95,
+    refdb: RefdbOpt = None,
+    no_refdb: NoRefdbOpt = False,
+    test_timeout: TimeoutOpt = 1800,
+) -> None:
+    """Set up every repository of a list file, appending one JSON line per repository."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from benchsmith.setup.batch import read_list, read_records, run_batch, summarize
+
+    if date:
+        _check_date(date)
+    try:
+        items = read_list(list_file, date)
+    except BenchsmithError as exc:
+        _fail(str(exc))
+        return
+    engine = _engine(backend, max_iterations, threshold, refdb, no_refdb, test_timeout, quiet=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task("setup-batch", total=len(items))
+        from benchsmith.setup.batch import load_finished
+
+        progress.update(task, completed=len(load_finished(out_path) & {i.key for i in items}))
+
+        def on_record(item, record) -> None:  # type: ignore[no-untyped-def]
+            colour = "green" if record.status == "validated" else "red"
+            detail = "" if record.status == "validated" else f" ({record.failure_category}: {record.failure_reason})"
+            progress.console.print(f"[{colour}]{record.status:9}[/] {item.key} "
+                                   f"{record.duration_s:.0f}s{detail}", highlight=False)
+            progress.advance(task)
+
+        try:
+            run_batch(items, engine, out_path, jobs, mirrors=mirrors, on_record=on_record)
+        except KeyboardInterrupt:
+            err.print("interrupted: finished records are kept; re-run the same command to resume")
+            raise typer.Exit(130) from None
+    keys = {i.key for i in items}
+    records = [r for r in read_records(out_path) if r.input in keys]
+    _print_summary(summarize(records), str(out_path))
+
+
+def _check_date(value: str) -> None:
+    from datetime import date as _date
+
+    try:
+        _date.fromisoformat(value)
+    except ValueError:
+        _fail(f"invalid date {value!r}: expected YYYY-MM-DD")
+
+
+def _print_summary(summary, title: str) -> None:  # type: ignore[no-untyped-def]
+    table = Table(title=f"setup summary: {title}")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_row("repositories", str(summary.total))
+    table.add_row("validated", f"{summary.validated} ({summary.rate:.1%})")
+    table.add_row("median time", f"{summary.median_duration_s or 0:.0f}s")
+    table.add_row("total time", f"{summary.total_duration_s:.0f}s")
+    if summary.median_overhead is not None:
+        table.add_row("median duration/clean run", f"{summary.median_overhead:.2f}")
+    for category, count in sorted(summary.failures.items()):
+        table.add_row(f"not validated: {category}", str(count))
+    out.print(table)
+
+
+def main() -> None:
+    """Entry point: run the app, turning stray bad-input errors into one line."""
+    try:
+        app()
+    except BenchsmithError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

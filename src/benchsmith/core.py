@@ -1,0 +1,162 @@
+"""The core interfaces and typed results of benchsmith, on one page.
+
+*Where* commands run is a :class:`Sandbox`; *how* they run is :meth:`Sandbox.exec`
+returning an :class:`ExecResult`; *what* is done (setting up a repository) is
+driven by a :class:`Planner`, a :class:`Repairer` and a :class:`LogParser`.
+A :class:`Model` (an LLM) is optional and plugs into planners and repairers.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+
+class BenchsmithError(Exception):
+    """An error with a one-line message meant for the user (bad input, missing tool)."""
+
+
+class ExecResult(BaseModel):
+    """The outcome of one command run in a sandbox."""
+
+    command: str
+    returncode: int
+    output: str = Field(description="stdout and stderr interleaved, possibly truncated")
+    timed_out: bool = False
+    duration_s: float = 0.0
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+class TestStatus(str, Enum):
+    """Per-test outcome, as pytest names them."""
+
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    ERROR = "ERROR"
+    SKIPPED = "SKIPPED"
+    XFAIL = "XFAIL"
+    XPASS = "XPASS"
+
+
+class TestResult(BaseModel):
+    """One test and its status."""
+
+    name: str
+    status: TestStatus
+
+
+ErrorCategory = Literal["python", "installation", "testing", "undecidable"]
+
+
+class Diagnosis(BaseModel):
+    """What went wrong in an attempt, in the paper's four categories, with evidence."""
+
+    category: ErrorCategory
+    kind: str  # a short name of the rule that matched, e.g. "missing_modules"
+    reason: str
+    evidence: str = ""
+    # Machine-readable facts a repairer may act on (e.g. {"modules": ["yaml"]}).
+    facts: dict[str, list[str]] = Field(default_factory=dict)
+    infrastructure: bool = False  # the machine, not the repository, is at fault
+
+
+class Plan(BaseModel):
+    """How to install and test a repository: the structure planners and repairers edit.
+
+    :func:`benchsmith.setup.plan.render` turns it into shell commands.
+    """
+
+    python: str
+    python_fallbacks: list[str] = Field(default_factory=list)
+    exclude_newer: str  # RFC 3339 timestamp for uv --exclude-newer
+    install_project: bool = True
+    editable: bool = True
+    extras: list[str] = Field(default_factory=list)
+    requirement_files: list[str] = Field(default_factory=list)
+    groups: list[str] = Field(default_factory=list)
+    packages: list[str] = Field(default_factory=list)
+    exclude_newer_packages: dict[str, str] = Field(default_factory=dict)
+    build_isolation: bool = True
+    build_requirements: list[str] = Field(default_factory=list)
+    runner: Literal["pytest", "unittest"] = "pytest"
+    test_args: list[str] = Field(default_factory=list)
+    ini_overrides: dict[str, str] = Field(default_factory=dict)
+    disabled_plugins: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    sources: dict[str, list[str]] = Field(
+        default_factory=dict, description="plan item -> files it was derived from"
+    )
+    notes: list[str] = Field(default_factory=list)
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """A fresh, isolated place to run commands: a temp dir + venv, or a container."""
+
+    workdir: str  # the repository's path inside the sandbox
+
+    def upload(self, host_path: Path, sandbox_path: str) -> None:
+        """Copy a host directory or file into the sandbox."""
+
+    def setup_python(self, version: str) -> str:
+        """Create the project's virtualenv with Python `version`; return the interpreter used."""
+
+    def exec(
+        self,
+        command: str,
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
+        """Run a shell command; on timeout kill all its processes."""
+
+    def write_file(self, path: str, content: bytes) -> None:
+        """Write a file inside the sandbox."""
+
+    def read_file(self, path: str) -> bytes:
+        """Read a file from inside the sandbox."""
+
+    def available_pythons(self) -> dict[str, str]:
+        """Python minor versions ("3.11") this sandbox can provide, mapped to an interpreter."""
+
+    def close(self) -> None:
+        """Remove everything the sandbox created. Safe to call twice."""
+
+
+class LogParser(Protocol):
+    """Turns a test command's output into per-test results."""
+
+    def parse(self, output: str) -> list[TestResult]:
+        """Return the tests found in `output`; the last status of a test wins."""
+
+
+class Model(Protocol):
+    """A language model: prompt in, text out. Optional everywhere."""
+
+    def complete(self, prompt: str) -> str:
+        """Return the model's answer to `prompt`."""
+
+
+class Planner(Protocol):
+    """Proposes the first plan for a repository from what its files say."""
+
+    def plan(self, context: Any, python: Any, exclude_newer: str) -> Plan:
+        """Return the initial plan (`context` is a RepoContext, `python` a PythonChoice)."""
+
+
+class Repairer(Protocol):
+    """Diagnoses a failed attempt and proposes a changed plan."""
+
+    def diagnose(self, plan: Plan, failed: ExecResult, phase: str, context: Any) -> Diagnosis:
+        """Classify why `failed` (a command of `phase` "install" or "test") went wrong."""
+
+    def repair(self, plan: Plan, diagnosis: Diagnosis, context: Any) -> tuple[Plan, str] | None:
+        """Return a changed plan and a one-line description of the repair, or None."""

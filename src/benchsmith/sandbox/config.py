@@ -1,0 +1,43 @@
+"""Sandbox backend configuration: one model per backend, discriminated by `type`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from benchsmith.core import Sandbox
+
+
+class LocalSandboxConfig(BaseModel):
+    """Run in a temporary directory on this machine with a uv virtualenv."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["local"] = "local"
+    tmp_dir: str | None = None
+    """Parent directory for sandboxes (default: the system temp dir)."""
+    timeout_s: float = 1800
+    """Default per-command timeout in seconds."""
+    max_output_bytes: int = 20 * 1024 * 1024
+    """Captured output above this size is cut in the middle."""
+    pass_env: list[str] = Field(default_factory=list)
+    """Host environment variables to pass through beyond the built-in allow-list."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra variables set in every command."""
+    keep: bool = False
+    """Keep the sandbox directory after closing (for debugging)."""
+
+
+# A discriminated union (Field(discriminator="type")) once a second backend exists.
+SandboxConfig = LocalSandboxConfig
+
+
+def make_sandbox(config: LocalSandboxConfig) -> Sandbox:
+    """Create a sandbox for `config`, importing the backend lazily."""
+    if config.type == "local":
+        from benchsmith.sandbox.local import LocalSandbox
+
+        return LocalSandbox(config)
+    raise ValueError(f"unknown sandbox backend {config.type!r}")

@@ -1,0 +1,187 @@
+"""The local backend: a fresh temporary directory and a uv virtualenv per sandbox."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from benchsmith.core import BenchsmithError, ExecResult
+from benchsmith.sandbox.config import LocalSandboxConfig
+from benchsmith.sandbox.env import sandbox_base_env
+from benchsmith.sandbox.output import read_capped
+from benchsmith.sandbox.pythons import host_pythons, version_key
+from benchsmith.sandbox.tools import uv_binary
+
+
+class LocalSandbox:
+    """Runs commands on this machine in a throw-away directory with its own virtualenv.
+
+    Layout: ``<root>/repo`` (the checkout, also :attr:`workdir`), ``<root>/venv``,
+    ``<root>/home`` (a private HOME), ``<root>/logs``.
+    """
+
+    def __init__(self, config: LocalSandboxConfig | None = None) -> None:
+        self.config = config or LocalSandboxConfig()
+        parent = self.config.tmp_dir
+        if parent:
+            Path(parent).mkdir(parents=True, exist_ok=True)
+        self.root = Path(tempfile.mkdtemp(prefix="benchsmith-", dir=parent))
+        self.workdir = str(self.root / "repo")
+        self.venv = self.root / "venv"
+        self.home = self.root / "home"
+        self.home.mkdir()
+        (self.root / "logs").mkdir()
+        (self.home / ".gitconfig").write_text(
+            "[user]\n\tname = benchsmith\n\temail = benchsmith@localhost\n"
+            "[init]\n\tdefaultBranch = main\n"
+        )
+        self._python: str | None = None
+        self._counter = 0
+        self._closed = False
+
+    # -- lifecycle -----------------------------------------------------------------
+    def __enter__(self) -> LocalSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Delete the sandbox directory (venv, checkout, logs)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self.config.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- files -----------------------------------------------------------------------
+    def _host_path(self, path: str) -> Path:
+        candidate = Path(path)
+        return candidate if candidate.is_absolute() else Path(self.workdir) / candidate
+
+    def upload(self, host_path: Path, sandbox_path: str) -> None:
+        """Copy a host file or directory (symlinks kept) to `sandbox_path`."""
+        target = self._host_path(sandbox_path)
+        if host_path.is_dir():
+            shutil.copytree(host_path, target, symlinks=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(host_path, target)
+
+    def write_file(self, path: str, content: bytes) -> None:
+        """Write `content` to `path` (relative paths are inside the checkout)."""
+        target = self._host_path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+
+    def read_file(self, path: str) -> bytes:
+        """Read a file from the sandbox."""
+        return self._host_path(path).read_bytes()
+
+    # -- python ------------------------------------------------------------------------
+    def available_pythons(self) -> dict[str, str]:
+        """The host's CPython interpreters (pyenv, PATH, uv-managed), by minor version."""
+        # uv venv supports CPython 3.6+; 2.7 would need virtualenv.
+        return {v: p for v, p in host_pythons().items() if version_key(v) >= (3, 6)}
+
+    def setup_python(self, version: str) -> str:
+        """Create ``<root>/venv`` with the host interpreter for `version`."""
+        pythons = self.available_pythons()
+        interpreter = pythons.get(version)
+        if interpreter is None:
+            raise BenchsmithError(
+                f"Python {version} is not available here (have: {', '.join(pythons) or 'none'})"
+            )
+        if self.venv.exists():
+            shutil.rmtree(self.venv)
+        result = self.exec(
+            f"{uv_binary()} venv --quiet --python {interpreter} {self.venv}",
+            cwd=str(self.root),
+            timeout=300,
+            use_venv=False,
+        )
+        if not result.ok:
+            raise BenchsmithError(
+                f"creating a Python {version} virtualenv failed: {result.output.strip()[-300:]}"
+            )
+        self._python = version
+        return interpreter
+
+    # -- exec -----------------------------------------------------------------------------
+    def _env(self, extra: dict[str, str] | None, use_venv: bool) -> dict[str, str]:
+        env = sandbox_base_env(self.config.pass_env, home=str(self.home))
+        path = [os.path.dirname(uv_binary()), env.get("PATH", os.defpath)]
+        if use_venv and self.venv.exists():
+            path.insert(0, str(self.venv / "bin"))
+            env["VIRTUAL_ENV"] = str(self.venv)
+        env["PATH"] = os.pathsep.join(path)
+        env.update(self.config.env)
+        env.update(extra or {})
+        return env
+
+    def exec(
+        self,
+        command: str,
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        use_venv: bool = True,
+    ) -> ExecResult:
+        """Run `command` with bash; kill its whole process group on timeout or Ctrl-C."""
+        timeout = timeout or self.config.timeout_s
+        workdir = cwd or (self.workdir if os.path.isdir(self.workdir) else str(self.root))
+        self._counter += 1
+        log_path = self.root / "logs" / f"{self._counter:03d}.log"
+        start = time.monotonic()
+        timed_out = False
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                ["bash", "-c", command],
+                cwd=workdir,
+                env=self._env(env, use_venv),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc)
+            except BaseException:
+                _kill_group(proc)
+                raise
+            finally:
+                _kill_group(proc, leftovers_only=True)
+        output, truncated = read_capped(log_path, self.config.max_output_bytes)
+        returncode = proc.returncode if proc.returncode is not None else -9
+        if timed_out:
+            output += f"\n[benchsmith] command timed out after {timeout:.0f}s and was killed\n"
+        return ExecResult(
+            command=command,
+            returncode=returncode,
+            output=output,
+            timed_out=timed_out,
+            duration_s=round(time.monotonic() - start, 3),
+            truncated=truncated,
+        )
+
+
+def _kill_group(proc: subprocess.Popen[bytes], leftovers_only: bool = False) -> None:
+    """SIGKILL the process group of `proc` (its children, daemons it left behind)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if not leftovers_only:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass

@@ -1,0 +1,213 @@
+"""setup-batch: many repositories, one JSON line each, resumable after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import statistics
+import threading
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from datetime import date
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from benchsmith.core import BenchsmithError
+from benchsmith.setup.engine import SetupEngine
+from benchsmith.setup.record import SetupRecord
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class BatchItem(BaseModel):
+    """One line of a list file."""
+
+    line_no: int
+    key: str  # normalised input text: what a finished record is matched by on resume
+    source: str
+    rev: str | None = None
+    date: str | None = None
+    problem: str | None = None  # set when the line is malformed
+
+
+def resolve_source(source: str, mirrors: str | None) -> str:
+    """Map `owner/name` to a local mirror (`DIR/owner+name/repo`, `DIR/owner/name[.git]`) or GitHub."""
+    if os.path.exists(source) or "://" in source or source.startswith("git@"):
+        return source
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", source):
+        if mirrors:
+            owner, name = source.split("/")
+            for candidate in (Path(mirrors) / f"{owner}+{name}" / "repo",
+                              Path(mirrors) / owner / name, Path(mirrors) / owner / f"{name}.git"):
+                if candidate.exists():
+                    return str(candidate)
+        return f"https://github.com/{source}"
+    return source
+
+
+def read_list(path: Path, default_date: str | None) -> list[BatchItem]:
+    """Parse `SOURCE [REV_OR_DATE]` lines; malformed lines become items with a problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BenchsmithError(f"cannot read list file {path}: {exc}") from None
+    items: list[BatchItem] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        words = line.split()
+        item = BatchItem(line_no=number, key=" ".join(words), source=words[0], date=default_date)
+        if len(words) > 2:
+            item.problem = f"line {number}: expected 'SOURCE [REV_OR_DATE]', got {len(words)} fields"
+        elif len(words) == 2:
+            target = words[1]
+            if _DATE.match(target):
+                try:
+                    date.fromisoformat(target)
+                    item.date = target
+                except ValueError:
+                    item.problem = f"line {number}: invalid date {target!r}"
+            elif re.fullmatch(r"[\w./@^~{}-]+", target):
+                item.rev = target
+            else:
+                item.problem = f"line {number}: invalid revision {target!r}"
+        if default_date and len(words) == 1:
+            item.key = f"{words[0]} {default_date}"
+        items.append(item)
+    return items
+
+
+def load_finished(out: Path) -> set[str]:
+    """Inputs already answered in `out`; a half-written last line (from a kill) is cut off."""
+    if not out.exists():
+        return set()
+    data = out.read_bytes()
+    good_end = 0
+    done: set[str] = set()
+    offset = 0
+    for chunk in data.splitlines(keepends=True):
+        offset += len(chunk)
+        if not chunk.endswith(b"\n"):
+            break
+        try:
+            record = json.loads(chunk)
+        except json.JSONDecodeError:
+            break
+        good_end = offset
+        if isinstance(record, dict) and record.get("input"):
+            done.add(str(record["input"]))
+    if good_end != len(data):
+        with open(out, "r+b") as handle:
+            handle.truncate(good_end)
+    return done
+
+
+class JsonlWriter:
+    """Appends one record per line, flushed and synced, from many threads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, record: BaseModel) -> None:
+        """Append `record` as one JSON line."""
+        line = record.model_dump_json() + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def error_record(item: BatchItem, message: str, category: str) -> SetupRecord:
+    """The record for an input that could not be set up at all."""
+    return SetupRecord(repo=item.source, source=item.source, commit=item.rev, date=item.date,
+                       status="error", failure_category=category, failure_reason=message,
+                       input=item.key)
+
+
+def run_batch(items: Iterable[BatchItem], engine: SetupEngine, out: Path, jobs: int,
+              mirrors: str | None = None,
+              on_record: Callable[[BatchItem, SetupRecord], None] | None = None) -> list[SetupRecord]:
+    """Set up every item not already in `out`; return the records written in this run."""
+    writer = JsonlWriter(out)
+    finished = load_finished(out)
+    todo = [item for item in items if item.key not in finished]
+    written: list[SetupRecord] = []
+
+    def work(item: BatchItem) -> SetupRecord:
+        if item.problem:
+            return error_record(item, item.problem, "input")
+        try:
+            record = engine.setup(resolve_source(item.source, mirrors), rev=item.rev,
+                                  on_date=item.date)
+        except BenchsmithError as exc:
+            return error_record(item, str(exc), "input")
+        except Exception as exc:  # a bug must not end the batch; its record says what happened
+            last = traceback.extract_tb(exc.__traceback__)[-1]
+            return error_record(item, f"internal error: {exc!r} at {last.filename}:{last.lineno}",
+                                "crash")
+        record.input = item.key
+        return record
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(work, item): item for item in todo}
+        try:
+            for future in as_completed(futures):
+                record = future.result()
+                writer.write(record)
+                written.append(record)
+                if on_record:
+                    on_record(futures[future], record)
+        except KeyboardInterrupt:
+            for future in futures:
+                future.cancel()
+            raise
+    return written
+
+
+class BatchSummary(BaseModel):
+    """Counts and times over a results file."""
+
+    total: int
+    validated: int
+    rate: float
+    median_duration_s: float | None
+    total_duration_s: float
+    median_overhead: float | None  # duration_s / clean_run_s over validated records
+    failures: dict[str, int]
+
+
+def summarize(records: list[SetupRecord]) -> BatchSummary:
+    """Summarise records as the setup-batch table shows them."""
+    validated = [r for r in records if r.status == "validated"]
+    durations = [r.duration_s for r in records if r.duration_s]
+    ratios = [r.duration_s / r.clean_run_s for r in validated if r.clean_run_s]
+    failures = Counter(r.failure_category or r.status for r in records if r.status != "validated")
+    return BatchSummary(
+        total=len(records), validated=len(validated),
+        rate=round(len(validated) / len(records), 4) if records else 0.0,
+        median_duration_s=round(statistics.median(durations), 2) if durations else None,
+        total_duration_s=round(sum(durations), 2),
+        median_overhead=round(statistics.median(ratios), 3) if ratios else None,
+        failures=dict(failures),
+    )
+
+
+def read_records(path: Path) -> list[SetupRecord]:
+    """All complete records of a JSONL results file."""
+    records = []
+    if not path.exists():
+        return records
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            try:
+                records.append(SetupRecord.model_validate_json(line))
+            except ValueError:
+                continue
+    return records

@@ -1,0 +1,182 @@
+"""Resolve a repository source and a revision or date, and check it out without touching the source."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from benchsmith.core import BenchsmithError
+from benchsmith.sandbox.tools import git_binary
+
+_URL = re.compile(r"^(https?://|git@|ssh://|git://|file://)")
+
+
+class Checkout(BaseModel):
+    """A resolved source: where its git data is, which commit, and the pinning date."""
+
+    source: str
+    repo: str  # "owner/name" when it can be told, else the directory name
+    git_dir: str | None  # None for a plain directory that is not a git repository
+    commit: str
+    commit_date: str  # ISO 8601
+    exclude_newer: str  # RFC 3339 timestamp passed to uv --exclude-newer
+
+    @property
+    def pin_date(self) -> str:
+        """The pinning date as YYYY-MM-DD."""
+        return self.exclude_newer[:10]
+
+
+def git(*args: str, cwd: str | Path | None = None, timeout: float = 600) -> str:
+    """Run git and return stdout; raise a one-line BenchsmithError on failure."""
+    try:
+        proc = subprocess.run(
+            [git_binary(), *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"},
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise BenchsmithError(f"git {args[0]} timed out after {timeout:.0f}s") from exc
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise BenchsmithError(f"git {args[0]} failed: {tail}")
+    return proc.stdout
+
+
+def repo_name_from(source: str) -> str:
+    """Guess "owner/name" from a URL or path (mirror dirs named "owner+name/repo" too)."""
+    text = source.rstrip("/")
+    if _URL.match(text) or text.startswith("git@"):
+        text = re.sub(r"\.git$", "", text)
+        parts = re.split(r"[/:]", text)
+        return "/".join(parts[-2:])
+    path = Path(text).resolve()
+    name = path.name
+    if name in {"repo", ".git"} or name.endswith(".git"):
+        name = path.parent.name if name in {"repo", ".git"} else name[: -len(".git")]
+    return name.replace("+", "/", 1) if "+" in name else name
+
+
+def cache_dir() -> Path:
+    """Where benchsmith keeps bare clones of remote repositories."""
+    root = os.environ.get("BENCHSMITH_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "benchsmith"
+    )
+    return Path(root)
+
+
+def _clone_remote(url: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "+", repo_name_from(url))
+    digest = hashlib.sha1(url.encode()).hexdigest()[:8]
+    target = cache_dir() / "repos" / f"{slug}-{digest}.git"
+    if target.exists():
+        return str(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        git("clone", "--bare", "--quiet", url, str(partial), timeout=1800)
+    except BenchsmithError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise BenchsmithError(f"cannot clone {url}: {exc}") from None
+    partial.rename(target)
+    return str(target)
+
+
+def _git_dir_of(path: Path) -> str | None:
+    try:
+        inside = git("rev-parse", "--git-dir", cwd=path).strip()
+    except BenchsmithError:
+        return None
+    top = Path(inside) if Path(inside).is_absolute() else path / inside
+    # Only accept a repository rooted at `path` itself, not a parent directory's.
+    try:
+        toplevel = git("rev-parse", "--show-toplevel", cwd=path).strip()
+        if Path(toplevel).resolve() != path.resolve():
+            return None
+    except BenchsmithError:
+        pass  # bare repository: no work tree
+    return str(top.resolve())
+
+
+def _parse_day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise BenchsmithError(f"invalid date {value!r}: expected YYYY-MM-DD") from None
+
+
+def resolve(source: str, rev: str | None = None, on_date: str | None = None,
+            repo: str | None = None) -> Checkout:
+    """Find the git data for `source` and the commit for `rev` or the last one before `on_date`."""
+    day = _parse_day(on_date) if on_date else None
+    if _URL.match(source):
+        git_dir: str | None = _clone_remote(source)
+    else:
+        path = Path(source).expanduser()
+        if not path.exists():
+            raise BenchsmithError(f"repository path does not exist: {source}")
+        if not path.is_dir():
+            if path.suffix == ".bundle":
+                git_dir = _clone_remote(f"file://{path.resolve()}")
+            else:
+                raise BenchsmithError(f"not a directory or git bundle: {source}")
+        else:
+            git_dir = _git_dir_of(path)
+    name = repo or repo_name_from(source)
+    if git_dir is None:
+        if rev:
+            raise BenchsmithError(f"{source} is not a git repository, so --rev cannot be used")
+        stamp = (day or datetime.now(UTC).date()).isoformat()
+        return Checkout(source=str(Path(source).resolve()), repo=name, git_dir=None,
+                        commit="worktree", commit_date=stamp,
+                        exclude_newer=f"{stamp}T00:00:00Z")
+    if rev:
+        try:
+            commit = git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", cwd=git_dir).strip()
+        except BenchsmithError:
+            raise BenchsmithError(f"revision {rev!r} not found in {source}") from None
+    elif day:
+        commit = git("rev-list", "-1", "--first-parent", f"--before={day.isoformat()}T00:00:00Z",
+                     "HEAD", cwd=git_dir).strip()
+        if not commit:
+            first = git("log", "--reverse", "--format=%cs", "HEAD", cwd=git_dir).split("\n", 1)[0]
+            raise BenchsmithError(
+                f"no commit on the default branch of {source} before {day} (first commit: {first})"
+            )
+    else:
+        try:
+            commit = git("rev-parse", "--verify", "HEAD^{commit}", cwd=git_dir).strip()
+        except BenchsmithError:
+            raise BenchsmithError(f"{source} has no commits") from None
+    commit_date = git("show", "-s", "--format=%cI", commit, cwd=git_dir).strip()
+    if day:
+        exclude_newer = f"{day.isoformat()}T00:00:00Z"
+    else:
+        stamp = datetime.fromisoformat(commit_date).astimezone(UTC)
+        exclude_newer = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Checkout(source=source, repo=name, git_dir=git_dir, commit=commit,
+                    commit_date=commit_date, exclude_newer=exclude_newer)
+
+
+def materialize(checkout: Checkout, dest: Path) -> Path:
+    """Write the files of the checkout's commit into `dest` (a new directory) with git metadata."""
+    if checkout.git_dir is None:
+        shutil.copytree(checkout.source, dest, symlinks=True,
+                        ignore=shutil.ignore_patterns(".venv", "__pycache__", "*.pyc"))
+        return dest
+    # --shared borrows objects through alternates: fast, and the source is never written.
+    git("clone", "--quiet", "--shared", "--no-checkout", checkout.git_dir, str(dest))
+    git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", checkout.commit,
+        cwd=dest)
+    return dest

@@ -1,0 +1,48 @@
+"""What the repository's own files say about installing and testing it."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Hint(BaseModel):
+    """One command or fact found in a file, with where it came from."""
+
+    value: str
+    source: str  # repository-relative path, e.g. ".github/workflows/ci.yml"
+
+
+class RepoContext(BaseModel):
+    """Everything extracted from a checkout; every item records its source file."""
+
+    root_files: list[str] = Field(default_factory=list)
+    has_python_project: bool = False
+    # Packaging metadata
+    project_name: str | None = None
+    build_backend: str | None = None
+    build_requires: list[str] = Field(default_factory=list)
+    requires_python: list[Hint] = Field(default_factory=list)  # specifier strings
+    classifier_pythons: list[str] = Field(default_factory=list)  # "3.8", ...
+    matrix_pythons: list[Hint] = Field(default_factory=list)  # from CI / tox / nox
+    extras: dict[str, list[str]] = Field(default_factory=dict)  # extra -> requirements
+    dependency_groups: dict[str, list[str]] = Field(default_factory=dict)
+    poetry_dev_dependencies: list[str] = Field(default_factory=list)  # PEP 508 strings
+    hatch_test_dependencies: list[str] = Field(default_factory=list)
+    requirement_files: list[str] = Field(default_factory=list)  # all found, relative paths
+    # Commands seen in CI, tox, nox, Makefile, docs (raw, one shell line each)
+    install_commands: list[Hint] = Field(default_factory=list)
+    test_commands: list[Hint] = Field(default_factory=list)
+    # tox / nox specifics
+    tox_deps: list[Hint] = Field(default_factory=list)  # requirement strings or "-r file"
+    tox_extras: list[Hint] = Field(default_factory=list)
+    # pytest configuration
+    pytest_config_file: str | None = None
+    pytest_addopts: str = ""
+    pytest_testpaths: list[str] = Field(default_factory=list)
+    pytest_ini_keys: list[str] = Field(default_factory=list)
+    uses_unittest: bool = False
+    uses_nose: bool = False
+    test_dirs: list[str] = Field(default_factory=list)  # existing dirs like tests/, test/
+    top_level_packages: list[str] = Field(default_factory=list)
+    apt_packages: list[Hint] = Field(default_factory=list)  # from CI apt-get lines
+    sources_read: list[str] = Field(default_factory=list)

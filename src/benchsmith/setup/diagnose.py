@@ -1,0 +1,185 @@
+"""Classify a failed install or test run into the paper's categories, with facts to act on."""
+
+from __future__ import annotations
+
+import re
+
+from benchsmith.core import Diagnosis, ExecResult
+
+_NETWORK = re.compile(
+    r"(dns error|failed to lookup address|Connection refused|tcp connect error|"
+    r"Network is unreachable|error sending request for url|Temporary failure in name resolution|"
+    r"certificate verify failed|invalid peer certificate|UnknownIssuer)",
+    re.IGNORECASE,
+)
+_MISSING_MODULE = re.compile(
+    r"(?:ModuleNotFoundError|ImportError): No module named ['\"]?([A-Za-z_][\w.]*)['\"]?"
+)
+_FAILED_BUILD = re.compile(r"Failed to build `([^`@ ]+)(?: @ (file://[^`]+))?")
+_PY_SPEC = re.compile(
+    r"(?:current|requested) Python version \(([\d.]+)\) does not satisfy Python([<>=!~][^ ,]*(?:,[<>=!~][^ ,]*)*)"
+)
+_UNSAT = re.compile(r"Because (?:there is no version of|there are no versions of|only) ([A-Za-z0-9_.\-]+)")
+_NOT_FOUND = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
+_MISSING_FILE = re.compile(r"(?:File not found|No such file or directory).*?`?([\w./-]*requirements[\w./-]*\.txt)")
+_UNRECOGNIZED = re.compile(r"error: unrecognized arguments: (.+)")
+_UNKNOWN_MARK = re.compile(r"'([\w]+)' not found in `markers` configuration option")
+_FIXTURE = re.compile(r"fixture '([\w]+)' not found")
+_INI_KEY = re.compile(r"Unknown config option: ([\w-]+)")
+_MISSING_PATH = re.compile(r"ERROR: (?:file or directory|file|module or package) not found: (\S+)")
+_HEADER = re.compile(r"fatal error: ([\w/.+-]+\.h): No such file or directory")
+_WARNING_ERROR = re.compile(r"^E\s+(?:\w+\.)*(Deprecation|PendingDeprecation|Resource|Future|User)Warning:",
+                            re.MULTILINE)
+
+# Errors that mean "this code predates the Python it runs on"; value: newest Python that works.
+REMOVED_APIS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"cannot import name '(\w+)' from 'collections'|module 'collections' has no attribute '(Mapping|MutableMapping|Sequence|Iterable|Callable|OrderedDict|Set|Hashable)'"), "3.9"),
+    (re.compile(r"required field \"lineno\" missing from alias"), "3.9"),
+    (re.compile(r"unexpected keyword argument 'loop'"), "3.9"),
+    (re.compile(r"(module 'asyncio' has no attribute 'coroutine'|cannot import name 'coroutine' from 'asyncio')"), "3.10"),
+    (re.compile(r"(module 'inspect' has no attribute '(getargspec|formatargspec)'|cannot import name '(getargspec|formatargspec)' from 'inspect')"), "3.10"),
+    (re.compile(r"module 'ast' has no attribute '(Str|Num|NameConstant|Bytes|Ellipsis)'"), "3.11"),
+    (re.compile(r"module 'pkgutil' has no attribute 'ImpImporter'"), "3.11"),
+    (re.compile(r"module 'configparser' has no attribute 'SafeConfigParser'|cannot import name 'SafeConfigParser'"), "3.11"),
+    (re.compile(r"module 'unittest' has no attribute 'makeSuite'|has no attribute 'assertEquals'|has no attribute 'assertRegexpMatches'"), "3.11"),
+    (re.compile(r"object has no attribute 'isAlive'|module 'base64' has no attribute 'encodestring'|'array.array' object has no attribute 'tostring'|module 'fractions' has no attribute 'gcd'"), "3.8"),
+    (re.compile(r"module 'time' has no attribute 'clock'|cannot import name 'escape' from 'cgi'"), "3.7"),
+]
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _line_with(text: str, match: re.Match[str]) -> str:
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    return text[start: end if end != -1 else None].strip()
+
+
+def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnosis:
+    """Why an install command failed."""
+    out = result.output
+    if result.timed_out:
+        return Diagnosis(category="undecidable", kind="timeout", reason="install timed out",
+                         evidence=_tail(out))
+    if network := _NETWORK.search(out):
+        return Diagnosis(category="undecidable", kind="network", infrastructure=True,
+                         reason=f"package index unreachable: {_line_with(out, network)[:200]}",
+                         evidence=_tail(out))
+    if "build_editable" in out or "does not support editable" in out.lower() or (
+            "editable" in out and "PEP 660" in out):
+        return Diagnosis(category="installation", kind="no_pep660",
+                         reason="the build backend of that date cannot do editable installs",
+                         evidence=_tail(out))
+    if spec := _PY_SPEC.search(out):
+        return Diagnosis(category="python", kind="python_incompatible",
+                         reason=f"a requirement needs Python{spec.group(2)}",
+                         facts={"specifier": [spec.group(2)]}, evidence=_line_with(out, spec))
+    if missing_file := _MISSING_FILE.search(out):
+        return Diagnosis(category="installation", kind="missing_requirement_file",
+                         reason=f"requirement file {missing_file.group(1)} does not exist",
+                         facts={"files": [missing_file.group(1)]}, evidence=_line_with(out, missing_file))
+    if not_found := _NOT_FOUND.search(out):
+        return Diagnosis(category="installation", kind="not_in_registry",
+                         reason=f"{not_found.group(1)} is not on the package index",
+                         facts={"packages": [not_found.group(1)]}, evidence=_line_with(out, not_found))
+    if "No solution found" in out and (unsat := _UNSAT.search(out)):
+        return Diagnosis(category="installation", kind="unsatisfiable",
+                         reason=f"no version of {unsat.group(1)} fits the date pin",
+                         facts={"packages": [unsat.group(1)]}, evidence=_line_with(out, unsat))
+    if build := _FAILED_BUILD.search(out):
+        name, own = build.group(1), bool(build.group(2))
+        modules = [m.split(".")[0] for m in _MISSING_MODULE.findall(out)]
+        if "invalid command 'bdist_wheel'" in out:
+            modules.append("wheel")
+        if modules:
+            return Diagnosis(category="installation", kind="build_dependency_missing",
+                             reason=f"building {name} needs {', '.join(dict.fromkeys(modules))}",
+                             facts={"modules": list(dict.fromkeys(modules)), "package": [name]},
+                             evidence=_tail(out))
+        if header := _HEADER.search(out):
+            if header.group(1) == "Python.h":
+                reason = "Python headers are missing (python3-dev)"
+            else:
+                reason = f"a system library header is missing: {header.group(1)}"
+            return Diagnosis(category="installation", kind="system_package",
+                             reason=reason, facts={"headers": [header.group(1)]}, evidence=_tail(out))
+        if not own and name.lower() not in {p.lower() for p in project_packages}:
+            # A dependency without a wheel for this Python: older Pythons had wheels.
+            return Diagnosis(category="python", kind="dependency_build_failed",
+                             reason=f"dependency {name} does not build on this Python",
+                             facts={"package": [name]}, evidence=_tail(out))
+        return Diagnosis(category="installation", kind="project_build_failed",
+                         reason=f"building the project failed: {_tail(out, 1)[:200]}",
+                         evidence=_tail(out, 25))
+    return Diagnosis(category="undecidable", kind="install_failed",
+                     reason=f"install failed: {_tail(out, 1)[:200]}", evidence=_tail(out))
+
+
+def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str) -> Diagnosis:
+    """Why a test run failed or passed too few tests. Rules are tried most specific first."""
+    out = result.output
+    if result.timed_out:
+        return Diagnosis(category="undecidable", kind="timeout", reason="test run timed out",
+                         evidence=_tail(out))
+    if unrecognized := _UNRECOGNIZED.search(out):
+        options = [w for w in unrecognized.group(1).split() if w.startswith("-")]
+        return Diagnosis(category="testing", kind="unknown_options",
+                         reason=f"pytest does not know {' '.join(options)}",
+                         facts={"options": options}, evidence=_line_with(out, unrecognized))
+    for pattern, newest in REMOVED_APIS:
+        if newest and (removed := pattern.search(out)):
+            return Diagnosis(category="python", kind="removed_api",
+                             reason=f"code needs Python <= {newest}: {removed.group(0)[:120]}",
+                             facts={"max_python": [newest]}, evidence=_line_with(out, removed))
+    modules = list(dict.fromkeys(_MISSING_MODULE.findall(out)))
+    if modules:
+        own = [m for m in modules if m.split(".")[0] in project_packages]
+        if own and len(own) == len(modules):
+            return Diagnosis(category="installation", kind="project_not_importable",
+                             reason=f"the project itself cannot be imported ({own[0]})",
+                             facts={"modules": own}, evidence=_tail(out))
+        return Diagnosis(category="installation", kind="missing_modules",
+                         reason=f"tests import modules that are not installed: {', '.join(modules)}",
+                         facts={"modules": [m for m in modules if m not in own]}, evidence=_tail(out))
+    facts: dict[str, list[str]] = {}
+    if marks := _UNKNOWN_MARK.findall(out):
+        facts["markers"] = list(dict.fromkeys(marks))
+    if fixtures := _FIXTURE.findall(out):
+        facts["fixtures"] = list(dict.fromkeys(fixtures))
+    if "async def functions are not natively supported" in out or (
+            "coroutine" in out and "was never awaited" in out and "PytestUnhandledCoroutineWarning" in out):
+        facts["async"] = ["pytest-asyncio"]
+    if keys := _INI_KEY.findall(out):
+        facts["ini_keys"] = list(dict.fromkeys(keys))
+    if facts:
+        return Diagnosis(category="installation", kind="missing_plugins",
+                         reason="tests need pytest plugins: "
+                                + "; ".join(f"{k} {', '.join(v)}" for k, v in facts.items()),
+                         facts=facts, evidence=_tail(out))
+    if paths := _MISSING_PATH.findall(out):
+        return Diagnosis(category="testing", kind="missing_path",
+                         reason=f"test path does not exist: {paths[0]}",
+                         facts={"paths": paths}, evidence=_tail(out))
+    if _no_tests(out, result.returncode, runner):
+        return Diagnosis(category="testing", kind="no_tests", reason="the test command ran no tests",
+                         evidence=_tail(out))
+    if len(_WARNING_ERROR.findall(out)) >= 1:
+        return Diagnosis(category="testing", kind="warnings_as_errors",
+                         reason="tests fail on warnings raised as errors", evidence=_tail(out))
+    if "SyntaxError" in out and "site-packages" in out:
+        return Diagnosis(category="python", kind="syntax_error_in_dependency",
+                         reason="an installed package does not parse on this Python", evidence=_tail(out))
+    if "INTERNALERROR" in out:
+        return Diagnosis(category="python", kind="pytest_internal_error",
+                         reason="pytest crashed (often a pytest too old for this Python)",
+                         evidence=_tail(out))
+    return Diagnosis(category="undecidable", kind="tests_failing",
+                     reason="too many tests fail and no rule explains why", evidence=_tail(out))
+
+
+def _no_tests(out: str, returncode: int, runner: str) -> bool:
+    if runner == "unittest":
+        return bool(re.search(r"^Ran 0 tests", out, re.MULTILINE))
+    return returncode == 5 or "no tests ran" in out or "collected 0 items" in out

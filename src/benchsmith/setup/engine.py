@@ -1,0 +1,246 @@
+"""The setup engine: extract, run and repair, validate; every attempt in a fresh sandbox."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchsmith import __version__
+from benchsmith.core import BenchsmithError, Diagnosis, Plan, Repairer, TestStatus
+from benchsmith.parsing import parse_test_output
+from benchsmith.sandbox.config import LocalSandboxConfig, SandboxConfig, make_sandbox
+from benchsmith.sandbox.pythons import version_key
+from benchsmith.setup.checkout import Checkout, materialize, resolve
+from benchsmith.setup.context import gather_context
+from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.plan import render
+from benchsmith.setup.planner import RulePlanner
+from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
+from benchsmith.setup.record import CommandRun, Iteration, SetupRecord, TestCounts
+from benchsmith.setup.refdb import ReferenceDB
+from benchsmith.setup.repair import RuleRepairer
+
+Progress = Callable[[str], None]
+_PASSING = (TestStatus.PASSED, TestStatus.XFAIL, TestStatus.XPASS)
+_EXECUTED = (*_PASSING, TestStatus.FAILED, TestStatus.ERROR)
+
+
+class SetupOptions(BaseModel):
+    """Knobs of one setup run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_iterations: int = 4
+    """Repair rounds after the first attempt."""
+    threshold: float = 0.95
+    """Share of executed tests that must pass."""
+    install_timeout_s: float = 1200
+    test_timeout_s: float = 1800
+    sandbox: SandboxConfig = Field(default_factory=LocalSandboxConfig)
+    refdb: str | None = None
+    """Reference database path (default: ~/.cache/benchsmith/reference.sqlite)."""
+    use_refdb: bool = True
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def count_tests(tests: list) -> TestCounts:  # type: ignore[type-arg]
+    """Tally per-test results by status."""
+    counts = TestCounts(tests=tests)
+    for test in tests:
+        setattr(counts, test.status.value, getattr(counts, test.status.value) + 1)
+    return counts
+
+
+def pass_rate(counts: TestCounts) -> float | None:
+    """Passing share of executed tests (skips excluded); None when nothing ran."""
+    executed = sum(getattr(counts, s.value) for s in _EXECUTED)
+    if executed == 0:
+        return None
+    return round(sum(getattr(counts, s.value) for s in _PASSING) / executed, 4)
+
+
+class SetupEngine:
+    """Runs the SetupAgent loop with pluggable planner and repairer (rules by default)."""
+
+    def __init__(self, options: SetupOptions | None = None, repairer: Repairer | None = None,
+                 progress: Progress | None = None) -> None:
+        self.options = options or SetupOptions()
+        self.planner = RulePlanner()
+        self.repairer: Repairer = repairer or RuleRepairer()
+        self.progress = progress or (lambda message: None)
+        self.refdb = ReferenceDB(self.options.refdb) if self.options.use_refdb else None
+
+    # -- public ------------------------------------------------------------------------
+    def setup(self, source: str, rev: str | None = None, on_date: str | None = None,
+              repo: str | None = None) -> SetupRecord:
+        """Set up `source` at `rev` (or the last commit before `on_date`); raise on bad input."""
+        started = time.monotonic()
+        checkout = resolve(source, rev=rev, on_date=on_date, repo=repo)
+        self.progress(f"{checkout.repo} @ {checkout.commit[:12]} (pinned to {checkout.exclude_newer})")
+        workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
+        try:
+            host_repo = materialize(checkout, workspace / "repo")
+            context = gather_context(host_repo)
+            if not context.has_python_project:
+                raise BenchsmithError(
+                    f"no Python project in {source} at {checkout.commit[:12]} "
+                    "(no setup.py, setup.cfg, pyproject.toml or requirements file)"
+                )
+            record = self._run(checkout, context, host_repo)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+        record.duration_s = round(time.monotonic() - started, 2)
+        return record
+
+    # -- the loop ----------------------------------------------------------------------
+    def _run(self, checkout: Checkout, context: RepoContext, host_repo: Path) -> SetupRecord:
+        pin_day = date.fromisoformat(checkout.pin_date)
+        probe = make_sandbox(self.options.sandbox)
+        try:
+            available = probe.available_pythons()
+        finally:
+            probe.close()
+        choice = choose_python(context, pin_day, available)
+        candidates = self._reference_plans(checkout, choice, available, pin_day)
+        candidates.append(("rules", self.planner.plan(context, choice, checkout.exclude_newer)))
+        record = SetupRecord(repo=checkout.repo, source=checkout.source, commit=checkout.commit,
+                             date=checkout.pin_date, exclude_newer=checkout.exclude_newer,
+                             status="failed", threshold=self.options.threshold,
+                             backend=self.options.sandbox.type, benchsmith_version=__version__)
+        origin, plan = candidates.pop(0)
+        tried: list[Plan] = []
+        for round_number in range(1, self.options.max_iterations + 2):
+            tried.append(plan)
+            self.progress(f"round {round_number}: Python {plan.python} ({origin})")
+            iteration, counts = self._attempt(plan, context, host_repo, round_number, origin)
+            record.iterations.append(iteration)
+            if iteration.validated:
+                self._accept(record, checkout, plan, counts, iteration)
+                return record
+            diagnosis = iteration.diagnosis
+            assert diagnosis is not None
+            self.progress(f"  {diagnosis.category}: {diagnosis.reason}")
+            if diagnosis.infrastructure:
+                record.status = "error"
+                break
+            if round_number > self.options.max_iterations:
+                break
+            repaired = self.repairer.repair(plan, diagnosis, context)
+            if repaired is not None and repaired[0] in tried:
+                repaired = None
+            if repaired is not None:
+                plan, iteration.repair = repaired
+                origin = "repair"
+            elif candidates:
+                origin, plan = candidates.pop(0)
+                iteration.repair = f"no rule applies; start over from the {origin} plan"
+            else:
+                break
+            self.progress(f"  repair: {iteration.repair}")
+        last = record.iterations[-1]
+        record.plan = plan
+        record.python = plan.python
+        record.install, record.test = render(plan)
+        record.runner = plan.runner
+        record.sources = plan.sources
+        if last.diagnosis:
+            record.failure_category = (
+                "infrastructure" if last.diagnosis.infrastructure else last.diagnosis.category
+            )
+            record.failure_reason = last.diagnosis.reason
+        record.pass_rate = last.pass_rate
+        return record
+
+    def _accept(self, record: SetupRecord, checkout: Checkout, plan: Plan, counts: TestCounts,
+                iteration: Iteration) -> None:
+        record.status = "validated"
+        record.plan = plan
+        record.python = plan.python
+        record.install, record.test = render(plan)
+        record.runner = plan.runner
+        record.sources = plan.sources
+        record.tests = counts
+        record.pass_rate = iteration.pass_rate
+        # Every attempt starts from a fresh sandbox, so the validating attempt is the clean run.
+        record.clean_run_s = iteration.duration_s
+        if self.refdb is not None:
+            self.refdb.save(checkout.repo, checkout.commit, checkout.pin_date, plan, record.install,
+                            record.test, record.pass_rate, backend=self.options.sandbox.type)
+
+    def _reference_plans(self, checkout: Checkout, choice: PythonChoice, available: dict[str, str],
+                         pin_day: date) -> list[tuple[str, Plan]]:
+        if self.refdb is None:
+            return []
+        plans: list[tuple[str, Plan]] = []
+        for spec in self.refdb.nearest(checkout.repo, checkout.pin_date, self.options.sandbox.type, 1):
+            plan = spec.plan.model_copy(deep=True)
+            plan.exclude_newer = checkout.exclude_newer
+            usable = plan.python in available and RELEASE_DATES.get(plan.python, date.max) <= pin_day
+            if not usable:
+                plan.python = choice.version
+            order = [choice.version, *choice.fallbacks]
+            plan.python_fallbacks = [v for v in order if version_key(v) < version_key(plan.python)]
+            plans.append((f"reference {spec.commit[:12]} {spec.date}", plan))
+        return plans
+
+    def _attempt(self, plan: Plan, context: RepoContext, host_repo: Path, round_number: int,
+                 origin: str) -> tuple[Iteration, TestCounts]:
+        started = time.monotonic()
+        iteration = Iteration(round=round_number, python=plan.python, origin=origin)
+        counts = TestCounts()
+        install, test = render(plan)
+        env = {"UV_EXCLUDE_NEWER": plan.exclude_newer}
+        sandbox = make_sandbox(self.options.sandbox)
+        try:
+            sandbox.upload(host_repo, sandbox.workdir)
+            try:
+                sandbox.setup_python(plan.python)
+            except BenchsmithError as exc:
+                iteration.diagnosis = Diagnosis(category="python", kind="python_unavailable",
+                                                reason=str(exc))
+                return self._finish(iteration, started), counts
+            for command in install:
+                result = sandbox.exec(command, env=env, timeout=self.options.install_timeout_s)
+                iteration.commands.append(_command_run("install", result))
+                if not result.ok:
+                    iteration.diagnosis = self.repairer.diagnose(plan, result, "install", context)
+                    return self._finish(iteration, started), counts
+            outputs = []
+            for command in test:
+                result = sandbox.exec(command, env=env, timeout=self.options.test_timeout_s)
+                iteration.commands.append(_command_run("test", result))
+                outputs.append(result)
+            tests = [t for r in outputs for t in parse_test_output(r.output, plan.runner)]
+            counts = count_tests(tests)
+            iteration.tests = {s.value: getattr(counts, s.value) for s in TestStatus}
+            iteration.pass_rate = pass_rate(counts)
+            rate = iteration.pass_rate
+            iteration.validated = rate is not None and rate >= self.options.threshold
+            if not iteration.validated:
+                failed = next((r for r in outputs if not r.ok), outputs[-1])
+                iteration.diagnosis = self.repairer.diagnose(plan, failed, "test", context)
+                if rate is not None:
+                    iteration.diagnosis.reason += f" (pass rate {rate:.1%})"
+        finally:
+            sandbox.close()
+        return self._finish(iteration, started), counts
+
+    @staticmethod
+    def _finish(iteration: Iteration, started: float) -> Iteration:
+        iteration.duration_s = round(time.monotonic() - started, 2)
+        return iteration
+
+
+def _command_run(phase: str, result) -> CommandRun:  # type: ignore[no-untyped-def]
+    return CommandRun(phase=phase, command=result.command, returncode=result.returncode,  # type: ignore[arg-type]
+                      duration_s=result.duration_s, timed_out=result.timed_out,
+                      log_tail=_tail(result.output))

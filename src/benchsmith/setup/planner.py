@@ -1,0 +1,219 @@
+"""The rule-based planner: the first install and test plan from a repository's own files."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from datetime import date
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from benchsmith.core import Plan
+from benchsmith.setup.commands import (
+    positional_args,
+    pytest_args_from_command,
+    split_install_command,
+)
+from benchsmith.setup.context_model import Hint, RepoContext
+from benchsmith.setup.knowledge import (
+    PEP660_DATES,
+    PYTEST_INI_KEY_PLUGINS,
+    plugin_for_option,
+)
+from benchsmith.setup.pyversion import PythonChoice
+
+TEST_EXTRAS = ("test", "tests", "testing", "unittest", "pytest")
+DEV_EXTRAS = ("dev", "develop", "development", "ci")
+_SKIP_REQ_WORDS = ("doc", "lint", "mypy", "typing", "type", "style", "release", "deploy",
+                   "publish", "bench", "format", "pre-commit", "precommit", "build", "wheel")
+_TEST_REQ_WORDS = ("test", "dev", "ci")
+# Later build backends with the PEP 660 hooks, used when the pin date predates them.
+BUILD_TOOL_FLOOR = "2022-12-31"
+_SOURCE_RANK = ("tox", "nox", ".github", ".travis", ".circleci", "azure", "Makefile", "README",
+                "CONTRIBUTING", "docs")
+
+
+def _rank(hint: Hint) -> int:
+    for index, prefix in enumerate(_SOURCE_RANK):
+        if prefix.lower() in hint.source.lower():
+            return index
+    return len(_SOURCE_RANK)
+
+
+def _testish_requirement_file(path: str) -> bool:
+    name = path.lower().rsplit("/", 1)[-1]
+    if any(word in name for word in _SKIP_REQ_WORDS):
+        return False
+    if "/" in path and any(w in path.lower().split("/")[0] for w in ("test", "ci")):
+        return True
+    return any(word in name for word in _TEST_REQ_WORDS)
+
+
+def _requirement_name(text: str) -> str | None:
+    try:
+        return Requirement(text).name
+    except InvalidRequirement:
+        return None
+
+
+class RulePlanner:
+    """Turns a :class:`RepoContext` into a :class:`Plan` with deterministic rules."""
+
+    def plan(self, context: RepoContext, python: PythonChoice, exclude_newer: str) -> Plan:
+        """Build the first plan; every choice records the files it came from."""
+        plan = Plan(python=python.version, python_fallbacks=python.fallbacks,
+                    exclude_newer=exclude_newer)
+        plan.notes.append(f"python {python.version}: {python.reason}")
+        self._project(context, plan)
+        self._requirements(context, plan)
+        self._test_command(context, plan)
+        self._plugins(context, plan)
+        self._build_tools(context, plan)
+        return plan
+
+    # -- install ----------------------------------------------------------------------
+    def _project(self, context: RepoContext, plan: Plan) -> None:
+        buildable = any(f in context.root_files for f in ("setup.py", "pyproject.toml", "setup.cfg"))
+        plan.install_project = buildable and context.has_python_project
+        if not plan.install_project:
+            return
+        command_extras: list[str] = []
+        sources: list[str] = []
+        for hint in sorted(context.install_commands, key=_rank):
+            for token in split_install_command(hint.value).editable_extras:
+                if token not in command_extras:
+                    command_extras.append(token)
+                    sources.append(hint.source)
+        for hint in context.tox_extras:
+            for token in re.split(r"[,\s]+", hint.value):
+                if token and token not in command_extras:
+                    command_extras.insert(0, token)
+                    sources.insert(0, hint.source)
+        known = set(context.extras)
+        chosen = [e for e in command_extras if (not known or e in known)
+                  and not any(w in e for w in ("doc", "lint", "type", "mypy"))]
+        if not chosen and known:
+            chosen = [e for e in TEST_EXTRAS if e in known] or [e for e in DEV_EXTRAS if e in known][:1]
+            sources = ["packaging metadata"] * len(chosen)
+        plan.extras = list(dict.fromkeys(chosen))
+        if plan.extras:
+            plan.sources["extras"] = sorted(set(sources))
+        if "__tests_require__" in context.extras:
+            plan.packages += context.extras["__tests_require__"]
+            plan.sources.setdefault("packages", []).append("tests_require")
+
+    def _requirements(self, context: RepoContext, plan: Plan) -> None:
+        files: list[str] = []
+        sources: list[str] = []
+        existing = set(context.requirement_files)
+        mentioned = [(f, h.source) for h in sorted(context.install_commands, key=_rank)
+                     for f in split_install_command(h.value).requirement_files]
+        mentioned += [(d.value.removeprefix("-r").strip(), d.source)
+                      for d in context.tox_deps if d.value.startswith("-r")]
+        for path, source in mentioned:
+            path = path.removeprefix("./").replace("{toxinidir}/", "")
+            if path in existing and path not in files and not any(
+                    w in path.lower() for w in ("doc", "lint", "mypy", "typing")):
+                files.append(path)
+                sources.append(source)
+        if not files:
+            files = [f for f in context.requirement_files if _testish_requirement_file(f)][:2]
+            sources = ["file name"] * len(files)
+        if not plan.install_project and "requirements.txt" in existing and "requirements.txt" not in files:
+            files.insert(0, "requirements.txt")
+            sources.insert(0, "requirements.txt")
+        plan.requirement_files = files
+        if files:
+            plan.sources["requirement_files"] = sorted(set(sources))
+        packages: list[str] = []
+        for dep in context.tox_deps:
+            value = dep.value.strip()
+            if value.startswith("-") or "{" in value or not _requirement_name(value):
+                continue
+            packages.append(value)
+        for group in ("test", "tests", "testing", "dev"):
+            if group in context.dependency_groups:
+                plan.groups.append(group)
+                plan.sources.setdefault("groups", []).append("pyproject.toml")
+                break
+        if not plan.groups:
+            packages += context.poetry_dev_dependencies + context.hatch_test_dependencies
+        if packages:
+            plan.packages += packages
+            plan.sources.setdefault("packages", []).append("tox/poetry/hatch dependencies")
+
+    # -- test ---------------------------------------------------------------------------
+    def _test_command(self, context: RepoContext, plan: Plan) -> None:
+        pytest_hints = [h for h in sorted(context.test_commands, key=_rank)
+                        if pytest_args_from_command(h.value) is not None]
+        unittest_hint = next((h for h in context.test_commands if "unittest" in h.value), None)
+        if context.uses_unittest and not pytest_hints and not context.pytest_config_file:
+            plan.runner = "unittest"
+            args = ["discover"]
+            if unittest_hint:
+                words = shlex.split(unittest_hint.value, comments=True) if unittest_hint else []
+                tail = words[words.index("unittest") + 1:] if "unittest" in words else []
+                args = [w for w in tail if w not in ("-v", "--verbose", "-q")] or args
+                plan.sources["test"] = [unittest_hint.source]
+            elif "tests" in context.test_dirs or "test" in context.test_dirs:
+                start = "tests" if "tests" in context.test_dirs else "test"
+                args = ["discover", "-s", start, "-t", "."]
+            plan.test_args = args
+            return
+        plan.runner = "pytest"
+        plan.packages.insert(0, "pytest")
+        for hint in pytest_hints:
+            args = pytest_args_from_command(hint.value) or []
+            plan.test_args = drop_missing_paths(args, context)
+            plan.sources["test"] = [hint.source]
+            break
+        if not pytest_hints and not context.pytest_testpaths:
+            for candidate in ("tests", "test", "testing"):
+                if candidate in context.test_dirs:
+                    plan.test_args = [candidate]
+                    plan.sources["test"] = [f"{candidate}/ directory"]
+                    break
+
+    def _plugins(self, context: RepoContext, plan: Plan) -> None:
+        options = shlex.split(context.pytest_addopts or "", comments=True) + plan.test_args
+        wanted = [plugin_for_option(option) for option in options if option.startswith("-")]
+        wanted += [PYTEST_INI_KEY_PLUGINS.get(key) for key in context.pytest_ini_keys]
+        plugins = [p for p in dict.fromkeys(wanted) if p and not p.startswith("-p ")]
+        if plan.runner == "pytest" and plugins:
+            plan.packages += plugins
+            plan.sources["plugins"] = [context.pytest_config_file or "test command"]
+
+    def _build_tools(self, context: RepoContext, plan: Plan) -> None:
+        if not plan.install_project or not plan.editable:
+            return
+        pinned = date.fromisoformat(plan.exclude_newer[:10])
+        backend = _backend_distribution(context)
+        since = PEP660_DATES.get(backend)
+        if since and pinned < date.fromisoformat(since):
+            floor = max(BUILD_TOOL_FLOOR, since)
+            plan.exclude_newer_packages[backend] = f"{floor}T00:00:00Z"
+            plan.notes.append(
+                f"{backend} before {since} has no PEP 660 editable builds: "
+                f"allowing {backend} up to {floor}"
+            )
+
+
+def _backend_distribution(context: RepoContext) -> str:
+    backend = (context.build_backend or "setuptools.build_meta").split(".")[0].split(":")[0]
+    return {
+        "setuptools": "setuptools",
+        "flit_core": "flit-core",
+        "poetry": "poetry-core",
+        "hatchling": "hatchling",
+        "pdm": "pdm-backend",
+    }.get(backend, backend.replace("_", "-"))
+
+
+def drop_missing_paths(args: list[str], context: RepoContext) -> list[str]:
+    """Remove positional path arguments whose first component the checkout does not have."""
+    missing = set()
+    for index in positional_args(args):
+        head = args[index].split("::", 1)[0].strip("/").split("/", 1)[0]
+        if head not in context.root_files:
+            missing.add(index)
+    return [a for i, a in enumerate(args) if i not in missing]

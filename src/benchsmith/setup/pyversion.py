@@ -1,0 +1,89 @@
+"""Choose the CPython minor version for a repository at a date."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+from pydantic import BaseModel, Field
+
+from benchsmith.core import BenchsmithError
+from benchsmith.sandbox.pythons import version_key
+from benchsmith.setup.context_model import RepoContext
+
+# First final release of each CPython minor version.
+RELEASE_DATES: dict[str, date] = {
+    "2.7": date(2010, 7, 3),
+    "3.5": date(2015, 9, 13),
+    "3.6": date(2016, 12, 23),
+    "3.7": date(2018, 6, 27),
+    "3.8": date(2019, 10, 14),
+    "3.9": date(2020, 10, 5),
+    "3.10": date(2021, 10, 4),
+    "3.11": date(2022, 10, 24),
+    "3.12": date(2023, 10, 2),
+    "3.13": date(2024, 10, 7),
+    "3.14": date(2025, 10, 7),
+    "3.15": date(2026, 10, 1),
+}
+
+
+class PythonChoice(BaseModel):
+    """The chosen version, the ordered fallbacks, and why."""
+
+    version: str
+    fallbacks: list[str] = Field(default_factory=list)  # next best, newest first
+    reason: str
+
+
+def _specifier(text: str) -> SpecifierSet | None:
+    cleaned = text.strip().strip("'\"").replace(" ", "")
+    if not cleaned or cleaned == "*":
+        return None
+    try:
+        return SpecifierSet(cleaned)
+    except InvalidSpecifier:
+        return None
+
+
+def _allowed(minor: str, specs: list[SpecifierSet]) -> bool:
+    # A minor is allowed when some patch release of it satisfies every specifier
+    # (">=3.7.2" admits 3.7; "!=3.8.*" excludes 3.8).
+    candidates = [Version(f"{minor}.{patch}") for patch in (0, 5, 10, 99)]
+    return any(all(c in spec for spec in specs) for c in candidates)
+
+
+def choose_python(context: RepoContext, on: date, available: dict[str, str]) -> PythonChoice:
+    """Newest available minor that satisfies the project's constraints and existed on `on`.
+
+    Versions the project names itself (classifiers, CI matrix, tox envs) are preferred;
+    without any, the newest allowed version is used.
+    """
+    specs = [s for s in (_specifier(h.value) for h in context.requires_python) if s]
+    released = [v for v in available if RELEASE_DATES.get(v, date.max) <= on]
+    allowed = sorted((v for v in released if _allowed(v, specs)), key=version_key, reverse=True)
+    if not allowed:
+        wanted = ", ".join(h.value for h in context.requires_python) or "any"
+        raise BenchsmithError(
+            f"no available Python fits requires-python {wanted} at {on}: "
+            f"available {', '.join(available) or 'none'}, released by then {', '.join(released) or 'none'}"
+        )
+    named = set(context.classifier_pythons) | {h.value for h in context.matrix_pythons}
+    preferred = [v for v in allowed if v in named]
+    if preferred:
+        order = preferred + [v for v in allowed if v not in preferred]
+        reason = f"newest version the project names ({', '.join(sorted(named, key=_key))})"
+    else:
+        order = allowed
+        reason = "newest version released by the date"
+    if specs:
+        reason += f", within requires-python {'; '.join(str(s) for s in specs)}"
+    return PythonChoice(version=order[0], fallbacks=order[1:], reason=reason)
+
+
+def _key(minor: str) -> tuple[int, int]:
+    try:
+        return version_key(minor)
+    except ValueError:
+        return (0, 0)

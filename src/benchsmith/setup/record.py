@@ -1,0 +1,76 @@
+"""The record of one setup: what was run, what came out, and how it was judged."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from benchsmith.core import Diagnosis, Plan, TestResult
+
+
+class CommandRun(BaseModel):
+    """One command of an attempt."""
+
+    phase: Literal["setup", "install", "test"]
+    command: str
+    returncode: int
+    duration_s: float
+    timed_out: bool = False
+    log_tail: str = ""
+
+
+class TestCounts(BaseModel):
+    """Tests per status, and the per-test list."""
+
+    PASSED: int = 0
+    FAILED: int = 0
+    ERROR: int = 0
+    SKIPPED: int = 0
+    XFAIL: int = 0
+    XPASS: int = 0
+    tests: list[TestResult] = Field(default_factory=list)
+
+
+class Iteration(BaseModel):
+    """One attempt: a fresh sandbox, the plan's commands, the verdict, the repair chosen next."""
+
+    round: int
+    python: str
+    origin: str  # "rules", "reference <commit> <date>", or "repair"
+    commands: list[CommandRun] = Field(default_factory=list)
+    tests: dict[str, int] = Field(default_factory=dict)
+    pass_rate: float | None = None
+    validated: bool = False
+    diagnosis: Diagnosis | None = None
+    repair: str | None = None
+    duration_s: float = 0.0
+
+
+class SetupRecord(BaseModel):
+    """What `benchsmith setup` writes (setup.json, or one line of setup-batch's JSONL)."""
+
+    repo: str
+    source: str
+    commit: str | None = None
+    date: str | None = None
+    exclude_newer: str | None = None
+    status: Literal["validated", "failed", "error"]
+    python: str | None = None
+    install: list[str] = Field(default_factory=list)
+    test: list[str] = Field(default_factory=list)
+    runner: str | None = None
+    tests: TestCounts = Field(default_factory=TestCounts)
+    pass_rate: float | None = None
+    threshold: float = 0.95
+    iterations: list[Iteration] = Field(default_factory=list)
+    plan: Plan | None = None
+    sources: dict[str, list[str]] = Field(default_factory=dict)
+    duration_s: float = 0.0
+    clean_run_s: float | None = None
+    llm_calls: int = 0
+    failure_category: str | None = None
+    failure_reason: str | None = None
+    backend: str = "local"
+    benchsmith_version: str = ""
+    input: str | None = None  # the setup-batch line this record answers

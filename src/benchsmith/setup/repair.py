@@ -1,0 +1,292 @@
+"""The rule-based repairer: one diagnosis in, a changed plan (and what changed) out."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from packaging.utils import canonicalize_name
+
+from benchsmith.core import Diagnosis, ExecResult, Plan
+from benchsmith.sandbox.pythons import version_key
+from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS
+from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
+from benchsmith.setup.knowledge import (
+    ASYNC_TEST_PLUGIN,
+    PYTEST_FIXTURE_PLUGINS,
+    PYTEST_INI_KEY_PLUGINS,
+    PYTEST_MARKER_PLUGINS,
+    STDLIB_REMOVED,
+    distribution_for_import,
+    plugin_for_option,
+)
+from benchsmith.setup.planner import BUILD_TOOL_FLOOR, _backend_distribution
+
+Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
+
+
+def _has_package(plan: Plan, name: str) -> bool:
+    wanted = canonicalize_name(name)
+    for requirement in plan.packages + plan.build_requirements:
+        head = requirement.split(";")[0]
+        for sep in "<>=!~[ ":
+            head = head.split(sep)[0]
+        if canonicalize_name(head) == wanted:
+            return True
+    return False
+
+
+def _add_packages(plan: Plan, names: list[str]) -> list[str]:
+    added = [n for n in dict.fromkeys(names) if n and not _has_package(plan, n)]
+    plan.packages += added
+    return added
+
+
+def _older_python(plan: Plan, newest: str | None = None) -> str | None:
+    """Switch to the newest fallback version (not newer than `newest`); return it."""
+    for candidate in plan.python_fallbacks:
+        if newest and version_key(candidate) > version_key(newest):
+            continue
+        if version_key(candidate) >= version_key(plan.python):
+            continue
+        plan.python_fallbacks = [v for v in plan.python_fallbacks if v != candidate]
+        previous, plan.python = plan.python, candidate
+        return f"switch Python {previous} -> {candidate}"
+    return None
+
+
+def repair_python(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Wrong interpreter: use the next older available version (within any stated maximum)."""
+    newest = (diagnosis.facts.get("max_python") or [None])[0]
+    specifier = (diagnosis.facts.get("specifier") or [""])[0]
+    if specifier.startswith(">"):
+        return None  # a newer Python is wanted; the first choice already was the newest allowed
+    return _older_python(plan, newest)
+
+
+def repair_modules(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Missing imports: install the distribution providing each, or change Python for stdlib removals."""
+    wanted: list[str] = []
+    for module in diagnosis.facts.get("modules", []):
+        top = module.split(".")[0]
+        if top in STDLIB_REMOVED:
+            removed_in, replacement = STDLIB_REMOVED[top]
+            if version_key(plan.python) >= version_key(removed_in):
+                if replacement:
+                    wanted.append(replacement)
+                    continue
+                older = f"3.{version_key(removed_in)[1] - 1}"
+                return _older_python(plan, older)
+        wanted.append(distribution_for_import(module))
+    added = _add_packages(plan, wanted)
+    return f"install {', '.join(added)} (imported by the tests)" if added else None
+
+
+def repair_build_dependency(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """setup.py imports something at build time: pre-install it and build without isolation."""
+    needed = [distribution_for_import(m) for m in diagnosis.facts.get("modules", [])]
+    needed += ["setuptools", "wheel"] + [r for r in context.build_requires if r]
+    fresh = [n for n in dict.fromkeys(needed) if n not in plan.build_requirements]
+    if plan.build_isolation is False and not fresh:
+        return None
+    plan.build_requirements += fresh
+    plan.build_isolation = False
+    return f"build without isolation after installing {', '.join(fresh)}"
+
+
+def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """No PEP 660 hooks at the date: allow a newer build backend, then fall back to a regular install."""
+    backend = _backend_distribution(context)
+    if backend not in plan.exclude_newer_packages and plan.build_isolation:
+        plan.exclude_newer_packages[backend] = f"{BUILD_TOOL_FLOOR}T00:00:00Z"
+        return f"allow {backend} up to {BUILD_TOOL_FLOOR} (editable builds)"
+    if plan.editable:
+        plan.editable = False
+        return "install the project without -e (no editable support at that date)"
+    return None
+
+
+def repair_unsatisfiable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Relaxation: a requirement has no version before the date, so lift the pin for it alone."""
+    relaxed = []
+    today = datetime.now(UTC).strftime("%Y-%m-%dT00:00:00Z")
+    for package in diagnosis.facts.get("packages", []):
+        name = canonicalize_name(package)
+        if name not in plan.exclude_newer_packages:
+            plan.exclude_newer_packages[name] = today
+            relaxed.append(name)
+    return f"relax the date pin for {', '.join(relaxed)}" if relaxed else None
+
+
+def repair_not_in_registry(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """A package benchsmith guessed does not exist: drop it."""
+    missing = {canonicalize_name(p) for p in diagnosis.facts.get("packages", [])}
+    before = list(plan.packages)
+    plan.packages = [p for p in plan.packages if canonicalize_name(p.split("[")[0].split("=")[0].split("<")[0].split(">")[0]) not in missing]
+    return f"drop {', '.join(sorted(missing))}" if plan.packages != before else None
+
+
+def repair_requirement_file(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """A requirement file named in the plan does not exist: drop it."""
+    missing = set(diagnosis.facts.get("files", []))
+    kept = [f for f in plan.requirement_files if f not in missing]
+    if kept == plan.requirement_files:
+        return None
+    plan.requirement_files = kept
+    return f"drop requirement file {', '.join(sorted(missing))}"
+
+
+def _drop_option(plan: Plan, option: str, context: RepoContext) -> str | None:
+    name = option.split("=", 1)[0]
+    for index, word in enumerate(plan.test_args):
+        if word.split("=", 1)[0] == name:
+            width = 2 if name in PYTEST_VALUE_OPTIONS and "=" not in word else 1
+            del plan.test_args[index: index + width]
+            return f"drop {name} from the test command"
+    addopts = plan.ini_overrides.get("addopts", context.pytest_addopts or "")
+    words = shlex.split(addopts)
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word.split("=", 1)[0] == name:
+            skip = name in PYTEST_VALUE_OPTIONS and "=" not in word
+            continue
+        kept.append(word)
+    if kept != words:
+        plan.ini_overrides["addopts"] = " ".join(shlex.quote(w) for w in kept)
+        return f"drop {name} from the configured addopts"
+    return None
+
+
+def repair_options(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Unknown pytest options: install the plugin that owns them, else drop them."""
+    actions = []
+    for option in diagnosis.facts.get("options", []):
+        plugin = plugin_for_option(option)
+        if plugin and _add_packages(plan, [plugin]):
+            actions.append(f"install {plugin} for {option.split('=')[0]}")
+        elif dropped := _drop_option(plan, option, context):
+            actions.append(dropped)
+    return "; ".join(actions) or None
+
+
+def repair_plugins(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Unknown markers, fixtures, ini keys or async tests: install the owning plugins."""
+    wanted: list[str] = []
+    unknown_markers = []
+    for marker in diagnosis.facts.get("markers", []):
+        plugin = PYTEST_MARKER_PLUGINS.get(marker)
+        (wanted.append(plugin) if plugin else unknown_markers.append(marker))
+    actions = []
+    for fixture in diagnosis.facts.get("fixtures", []):
+        plugin = PYTEST_FIXTURE_PLUGINS.get(fixture)
+        if plugin and plugin.startswith("-p "):
+            name = plugin.split()[1]
+            if name not in plan.test_args:
+                plan.test_args += ["-p", name]
+                actions.append(f"enable pytest's {name} plugin")
+        elif plugin:
+            wanted.append(plugin)
+    wanted += [p for k in diagnosis.facts.get("ini_keys", []) if (p := PYTEST_INI_KEY_PLUGINS.get(k))]
+    if diagnosis.facts.get("async"):
+        if _has_package(plan, ASYNC_TEST_PLUGIN):
+            if plan.ini_overrides.get("asyncio_mode") != "auto":
+                plan.ini_overrides["asyncio_mode"] = "auto"
+                actions.append("set asyncio_mode=auto")
+        else:
+            wanted.append(ASYNC_TEST_PLUGIN)
+    if added := _add_packages(plan, wanted):
+        actions.append(f"install {', '.join(added)}")
+    if unknown_markers and not actions:
+        for strict in ("--strict-markers", "--strict"):
+            if dropped := _drop_option(plan, strict, context):
+                actions.append(dropped)
+    return "; ".join(actions) or None
+
+
+def repair_paths(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Test paths that do not exist: drop them."""
+    missing = set(diagnosis.facts.get("paths", []))
+    kept = [a for a in plan.test_args if a not in missing]
+    if kept == plan.test_args:
+        return None
+    plan.test_args = kept
+    return f"drop missing test paths {', '.join(sorted(missing))}"
+
+
+def repair_no_tests(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Nothing collected: switch runner, or let pytest discover from the root."""
+    if plan.runner == "unittest":
+        plan.runner, plan.test_args = "pytest", []
+        _add_packages(plan, ["pytest"])
+        return "run the tests with pytest instead of unittest"
+    positional = [a for a in plan.test_args if not a.startswith("-")]
+    if positional:
+        plan.test_args = [a for a in plan.test_args if a.startswith("-")]
+        return "let pytest discover tests from the repository root"
+    return None
+
+
+def repair_warnings(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Warnings turned into errors by newer dependencies: ignore deprecation warnings."""
+    flags = ["-W", "ignore::DeprecationWarning", "-W", "ignore::PendingDeprecationWarning"]
+    if "ignore::DeprecationWarning" in plan.test_args:
+        return None
+    plan.test_args += flags
+    return "ignore deprecation warnings raised as errors"
+
+
+def repair_importable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """The project's own package cannot be imported: put its source directory on PYTHONPATH."""
+    path = "src" if "src" in context.root_files else "."
+    if plan.env.get("PYTHONPATH") == path:
+        return None
+    plan.env["PYTHONPATH"] = path
+    return f"set PYTHONPATH={path}"
+
+
+RULES: dict[str, list[Rule]] = {
+    "python_incompatible": [repair_python],
+    "dependency_build_failed": [repair_python],
+    "removed_api": [repair_python],
+    "syntax_error_in_dependency": [repair_python],
+    "pytest_internal_error": [repair_python],
+    "missing_modules": [repair_modules],
+    "build_dependency_missing": [repair_build_dependency],
+    "no_pep660": [repair_editable],
+    "unsatisfiable": [repair_unsatisfiable],
+    "not_in_registry": [repair_not_in_registry],
+    "missing_requirement_file": [repair_requirement_file],
+    "unknown_options": [repair_options],
+    "missing_plugins": [repair_plugins],
+    "missing_path": [repair_paths],
+    "no_tests": [repair_no_tests],
+    "warnings_as_errors": [repair_warnings, repair_python],
+    "project_not_importable": [repair_importable],
+    # Last resort when nothing explains the failures: code often predates the newest Python.
+    "tests_failing": [repair_python],
+}
+
+
+class RuleRepairer:
+    """Diagnoses with regular expressions and repairs with the rules in :data:`RULES`."""
+
+    def diagnose(self, plan: Plan, failed: ExecResult, phase: str, context: RepoContext) -> Diagnosis:
+        """Classify the failure of an install or test command."""
+        packages = context.top_level_packages
+        if phase == "install":
+            return diagnose_install(failed, [context.project_name or ""] + packages)
+        return diagnose_tests(failed, packages, plan.runner)
+
+    def repair(self, plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> tuple[Plan, str] | None:
+        """Apply the first rule for the diagnosis that changes the plan."""
+        for rule in RULES.get(diagnosis.kind, []):
+            candidate = plan.model_copy(deep=True)
+            if description := rule(candidate, diagnosis, context):
+                return candidate, description
+        return None
