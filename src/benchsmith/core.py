@@ -37,6 +37,8 @@ class ExecResult(BaseModel):
 class TestStatus(str, Enum):
     """Per-test outcome, as pytest names them."""
 
+    __test__ = False  # not a pytest test class
+
     PASSED = "PASSED"
     FAILED = "FAILED"
     ERROR = "ERROR"
@@ -47,6 +49,8 @@ class TestStatus(str, Enum):
 
 class TestResult(BaseModel):
     """One test and its status."""
+
+    __test__ = False
 
     name: str
     status: TestStatus
