@@ -16,6 +16,7 @@ class RepoContext(BaseModel):
     """Everything extracted from a checkout; every item records its source file."""
 
     root_files: list[str] = Field(default_factory=list)
+    root_dirs: list[str] = Field(default_factory=list)
     has_python_project: bool = False
     # Packaging metadata
     project_name: str | None = None

@@ -214,6 +214,6 @@ def drop_missing_paths(args: list[str], context: RepoContext) -> list[str]:
     missing = set()
     for index in positional_args(args):
         head = args[index].split("::", 1)[0].strip("/").split("/", 1)[0]
-        if head not in context.root_files:
+        if head not in context.root_files and head not in context.root_dirs:
             missing.add(index)
     return [a for i, a in enumerate(args) if i not in missing]

@@ -243,7 +243,7 @@ def repair_warnings(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> s
 
 def repair_importable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """The project's own package cannot be imported: put its source directory on PYTHONPATH."""
-    path = "src" if "src" in context.root_files else "."
+    path = "src" if "src" in context.root_dirs else "."
     if plan.env.get("PYTHONPATH") == path:
         return None
     plan.env["PYTHONPATH"] = path

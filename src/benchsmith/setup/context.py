@@ -1,0 +1,54 @@
+"""Gather what a checkout's own files say about installing and testing it.
+
+Nothing from the repository is executed: setup.py and noxfile.py are read with ``ast``.
+Malformed or undecodable files are skipped and contribute nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.sources.ci import read_other_ci
+from benchsmith.setup.sources.collector import Collector
+from benchsmith.setup.sources.docs import read_docs
+from benchsmith.setup.sources.frameworks import detect_frameworks
+from benchsmith.setup.sources.github_actions import read_github_actions
+from benchsmith.setup.sources.layout import read_layout
+from benchsmith.setup.sources.makefile import read_makefile
+from benchsmith.setup.sources.nox import read_noxfile
+from benchsmith.setup.sources.pyproject import read_pyproject
+from benchsmith.setup.sources.pytest_config import read_pytest_config
+from benchsmith.setup.sources.repo_files import RepoFiles
+from benchsmith.setup.sources.requirements import find_requirement_files, read_pipfile
+from benchsmith.setup.sources.setuptools_files import read_setup_cfg, read_setup_py
+from benchsmith.setup.sources.tox import read_tox
+
+__all__ = ["gather_context"]
+
+# Packaging metadata first (the first project name found wins), then CI and tool
+# configuration, docs last; layout and framework detection use what came before.
+READERS = (
+    read_pyproject,
+    read_setup_cfg,
+    read_setup_py,
+    read_pipfile,
+    find_requirement_files,
+    read_github_actions,
+    read_other_ci,
+    read_tox,
+    read_noxfile,
+    read_pytest_config,
+    read_makefile,
+    read_docs,
+    read_layout,
+    detect_frameworks,
+)
+
+
+def gather_context(repo_dir: Path) -> RepoContext:
+    """Read every install/test-relevant file of the checkout at `repo_dir`."""
+    collector = Collector(RepoFiles(repo_dir))
+    for read in READERS:
+        read(collector)
+    return collector.ctx

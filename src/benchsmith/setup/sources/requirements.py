@@ -1,0 +1,71 @@
+"""Requirement files (requirements*.txt and friends) and Pipfile."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchsmith.setup.sources.coerce import as_dict, as_str, as_str_list
+from benchsmith.setup.sources.collector import Collector
+
+REQUIREMENT_GLOBS = (
+    "*requirements*.txt",
+    "requirements/*.txt",
+    "requirements/*/*.txt",
+    "reqs/*.txt",
+    "ci/*requirements*.txt",
+    "*/*requirements*.txt",
+)
+PIPFILE_GROUPS = ("packages", "dev-packages")
+
+
+def find_requirement_files(c: Collector) -> None:
+    """Every requirements-style .txt file, as sorted repository-relative paths."""
+    found = sorted({path for pattern in REQUIREMENT_GLOBS for path in c.files.glob(pattern)})
+    for path in found:
+        if c.files.text(path) is not None:
+            c.extend_unique(c.ctx.requirement_files, [path], path)
+    c.ctx.requirement_files.sort()
+
+
+def requirement_lines(text: str) -> list[str]:
+    """Requirement lines of a requirements file (comments, blanks, options other than -r/-e dropped)."""
+    lines = []
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].strip()
+        if (
+            line
+            and not line.startswith("#")
+            and (not line.startswith("-") or line.startswith(("-r", "-e")))
+        ):
+            lines.append(line)
+    return lines
+
+
+def _pipfile_requirement(name: str, spec: Any) -> str | None:
+    table = {"version": spec} if isinstance(spec, str) else as_dict(spec)
+    if any(key in table for key in ("path", "git", "file", "editable")):
+        return None
+    version = as_str(table.get("version")) or "*"
+    version = "" if version.strip() == "*" else version.strip()
+    extras = as_str_list(table.get("extras"))
+    return name + (f"[{','.join(extras)}]" if extras else "") + version
+
+
+def read_pipfile(c: Collector) -> None:
+    """Pipfile packages as dependency groups "pipfile:<section>", python_version as a Python hint."""
+    source = "Pipfile"
+    data = c.files.toml(source)
+    if data is None:
+        return
+    for group in PIPFILE_GROUPS:
+        reqs = [_pipfile_requirement(n, s) for n, s in as_dict(data.get(group)).items()]
+        if reqs:
+            key = f"pipfile:{group}"
+            c.extend_unique(
+                c.ctx.dependency_groups.setdefault(key, []), [r for r in reqs if r], source
+            )
+    requires = as_dict(data.get("requires"))
+    c.python(
+        as_str(requires.get("python_full_version")) or as_str(requires.get("python_version")),
+        source,
+    )

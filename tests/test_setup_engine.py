@@ -1,0 +1,257 @@
+"""The setup engine end to end on self-built repositories, with real uv installs from PyPI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core import BenchsmithError
+from benchsmith.sandbox import LocalSandboxConfig
+from benchsmith.setup.engine import SetupEngine, SetupOptions
+from benchsmith.setup.refdb import ReferenceDB
+
+from .conftest import PIN_DATE
+
+pytestmark = pytest.mark.slow
+
+PYPROJECT_TEST_EXTRA = """
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "calc"
+version = "0.1.0"
+requires-python = ">=3.8"
+
+[project.optional-dependencies]
+test = ["pytest"]
+"""
+
+CALC = """
+def add(a, b):
+    return a + b
+"""
+
+CALC_TESTS = """
+import pytest
+from calc import add
+
+
+@pytest.mark.parametrize("a, b, total", [(1, 2, 3), (2, 2, 4), (-1, 1, 0)], ids=["one two", "two [2]", "neg - pos"])
+def test_add(a, b, total):
+    assert add(a, b) == total
+
+
+def test_add_strings():
+    assert add("a", "b") == "ab"
+"""
+
+
+def engine(tmp_path: Path, **overrides) -> SetupEngine:
+    options = SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")), **overrides)
+    return SetupEngine(options)
+
+
+def test_pytest_project_with_test_extra_validates_first_round(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                              "tests/test_calc.py": CALC_TESTS})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert len(record.iterations) == 1
+    assert record.python == "3.11"  # newest CPython released before 2023-06-01
+    assert "'.[test]'" in record.install[-1] and "--exclude-newer 2023-06-01T00:00:00Z" in record.install[-1]
+    names = {t.name for t in record.tests.tests}
+    assert "tests/test_calc.py::test_add[two [2]]" in names
+    assert "tests/test_calc.py::test_add[neg - pos]" in names
+    assert record.tests.PASSED == 4 and record.pass_rate == 1.0
+    assert record.clean_run_s and record.duration_s >= record.clean_run_s
+    assert record.llm_calls == 0
+    assert "extras" in record.sources
+
+
+def test_unittest_project_runs_with_unittest(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("ut", {
+        "setup.py": "from setuptools import setup\nsetup(name='ut', version='1.0', py_modules=['ut'])\n",
+        "ut.py": "def double(x):\n    return 2 * x\n",
+        "tests/__init__.py": "",
+        "tests/test_ut.py": """
+            import unittest
+            import ut
+
+            class TestDouble(unittest.TestCase):
+                def test_int(self):
+                    self.assertEqual(ut.double(2), 4)
+
+                def test_str(self):
+                    self.assertEqual(ut.double("a"), "aa")
+        """,
+        ".github/workflows/ci.yml": """
+            on: [push]
+            jobs:
+              test:
+                runs-on: ubuntu-latest
+                steps:
+                  - run: pip install .
+                  - run: python -m unittest discover -s tests -v
+        """,
+    })
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert record.runner == "unittest"
+    assert "python -m unittest discover -s tests" in record.test[0]
+    assert {t.name for t in record.tests.tests} == {"test_ut.TestDouble.test_int",
+                                                    "test_ut.TestDouble.test_str"}
+
+
+def test_tox_only_project_gets_its_deps(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("toxy", {
+        "setup.py": "from setuptools import setup\nsetup(name='toxy', version='1.0', py_modules=['toxy'])\n",
+        "toxy.py": "import six\n\ndef text(x):\n    return six.text_type(x)\n",
+        "tox.ini": """
+            [tox]
+            envlist = py310,py311
+
+            [testenv]
+            deps =
+                pytest
+                six
+            commands = pytest tests {posargs}
+        """,
+        "tests/test_toxy.py": "import toxy\n\ndef test_text():\n    assert toxy.text(1) == '1'\n",
+    })
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert len(record.iterations) == 1
+    assert "six" in record.install[-1]
+    assert record.test[0].endswith("tests")
+
+
+def test_undeclared_import_is_repaired_by_installing_the_distribution(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("undeclared", {
+        "pyproject.toml": PYPROJECT_TEST_EXTRA,
+        "src/calc/__init__.py": CALC,
+        "tests/test_yaml.py": "import yaml\n\ndef test_load():\n    assert yaml.safe_load('a: 1') == {'a': 1}\n",
+    })
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert len(record.iterations) == 2
+    first = record.iterations[0]
+    assert first.diagnosis is not None and first.diagnosis.kind == "missing_modules"
+    assert first.diagnosis.category == "installation"
+    assert first.repair == "install PyYAML (imported by the tests)"
+    assert "PyYAML" in record.install[-1]
+
+
+def test_plugin_needed_by_config_and_by_fixture(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("plugins", {
+        "pyproject.toml": PYPROJECT_TEST_EXTRA + '\n[tool.pytest.ini_options]\naddopts = "--timeout=60"\n',
+        "src/calc/__init__.py": CALC,
+        "tests/test_mock.py": """
+            import calc
+
+            def test_with_mocker(mocker):
+                mocker.patch.object(calc, "add", return_value=5)
+                assert calc.add(1, 1) == 5
+        """,
+    })
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    # pytest-timeout comes from the configured addopts up front; pytest-mock from a repair.
+    assert "pytest-timeout" in record.iterations[0].commands[-2].command
+    assert record.iterations[0].diagnosis is not None
+    assert record.iterations[0].diagnosis.facts == {"fixtures": ["mocker"]}
+    assert "pytest-mock" in record.install[-1]
+
+
+def test_code_needing_an_older_python_switches_interpreter(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("oldpy", {
+        "setup.py": "from setuptools import setup\nsetup(name='oldpy', version='1.0', py_modules=['oldpy'])\n",
+        "oldpy.py": "import collections\n\ndef is_mapping(x):\n    return isinstance(x, collections.Mapping)\n",
+        "requirements-test.txt": "pytest\n",
+        "test_oldpy.py": "import oldpy\n\ndef test_dict():\n    assert oldpy.is_mapping({})\n",
+    })
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert record.iterations[0].python == "3.11"
+    assert record.iterations[0].diagnosis is not None
+    assert record.iterations[0].diagnosis.category == "python"
+    assert record.python == "3.9"
+
+
+def test_reference_database_makes_a_nearby_commit_one_round(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("refdb", {
+        "pyproject.toml": PYPROJECT_TEST_EXTRA,
+        "src/calc/__init__.py": CALC,
+        "tests/test_yaml.py": "import yaml\n\ndef test_load():\n    assert yaml.safe_load('a: 1') == {'a': 1}\n",
+    })
+    first_commit = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    second_commit = repo.commit({"tests/test_more.py": "def test_more():\n    assert True\n"},
+                                date="2023-05-20T12:00:00+00:00")
+    refdb = tmp_path / "ref.sqlite"
+    first = engine(tmp_path, refdb=str(refdb)).setup(str(repo.path), rev=first_commit)
+    assert first.status == "validated" and len(first.iterations) == 2
+    assert ReferenceDB(refdb).count(first.repo) == 1
+    second = engine(tmp_path, refdb=str(refdb)).setup(str(repo.path), rev=second_commit)
+    assert second.status == "validated"
+    assert len(second.iterations) == 1
+    assert second.iterations[0].origin.startswith(f"reference {first_commit[:12]}")
+    assert second.exclude_newer is not None and second.exclude_newer.startswith("2023-05-20")
+
+
+def test_failing_tests_are_not_validated(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("broken", {
+        "pyproject.toml": PYPROJECT_TEST_EXTRA,
+        "src/calc/__init__.py": "def add(a, b):\n    return a - b\n",
+        "tests/test_calc.py": CALC_TESTS,
+    })
+    record = engine(tmp_path, max_iterations=1).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "failed"
+    assert record.pass_rate is not None and record.pass_rate < 0.95
+    assert record.failure_category in {"undecidable", "python"}
+    assert len(record.iterations) == 2
+
+
+def test_unreachable_index_is_an_error_not_a_repo_failure(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("offline", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                 "tests/test_calc.py": CALC_TESTS})
+    options = SetupOptions(sandbox=LocalSandboxConfig(
+        tmp_dir=str(tmp_path / "boxes"),
+        env={"UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple", "UV_OFFLINE": "0",
+             "UV_CACHE_DIR": str(tmp_path / "empty-cache")}))
+    record = SetupEngine(options).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "error"
+    assert record.failure_category == "infrastructure"
+    assert "package index unreachable" in (record.failure_reason or "")
+    assert len(record.iterations) == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "kwargs", "message"),
+    [
+        ("/does/not/exist", {}, "repository path does not exist"),
+        ("file:///does/not/exist.git", {}, "cannot clone"),
+    ],
+)
+def test_bad_sources_raise_one_line_errors(source: str, kwargs: dict, message: str, tmp_path: Path) -> None:
+    with pytest.raises(BenchsmithError, match=message) as info:
+        engine(tmp_path).setup(source, **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_date_before_first_commit_and_no_python_project(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("docs-only", {"README.md": "just words\n"})
+    with pytest.raises(BenchsmithError, match="no commit on the default branch .* before 2001-01-01"):
+        engine(tmp_path).setup(str(repo.path), on_date="2001-01-01")
+    with pytest.raises(BenchsmithError, match="no Python project"):
+        engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+
+
+def test_source_clone_is_never_modified(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("pristine", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                  "tests/test_calc.py": CALC_TESTS})
+    before = sorted(p.relative_to(repo.path) for p in repo.path.rglob("*"))
+    engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    after = sorted(p.relative_to(repo.path) for p in repo.path.rglob("*"))
+    assert before == after
