@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from benchsmith.core import BenchsmithError
+
+if TYPE_CHECKING:
+    from benchsmith.setup.batch import BatchItem, BatchSummary
+    from benchsmith.setup.engine import SetupEngine
+    from benchsmith.setup.record import SetupRecord
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Turn Python repositories into validated, historically accurate test environments.")
@@ -34,7 +39,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _engine(backend: str, max_iterations: int, threshold: float, refdb: str | None,
-            no_refdb: bool, test_timeout: float, quiet: bool = False):  # type: ignore[no-untyped-def]
+            no_refdb: bool, test_timeout: float, quiet: bool = False) -> SetupEngine:
     from benchsmith.sandbox.config import LocalSandboxConfig
     from benchsmith.setup.engine import SetupEngine, SetupOptions
 
@@ -115,7 +120,7 @@ def setup_batch(
 
         progress.update(task, completed=len(load_finished(out_path) & {i.key for i in items}))
 
-        def on_record(item, record) -> None:  # type: ignore[no-untyped-def]
+        def on_record(item: BatchItem, record: SetupRecord) -> None:
             colour = "green" if record.status == "validated" else "red"
             detail = "" if record.status == "validated" else f" ({record.failure_category}: {record.failure_reason})"
             progress.console.print(f"[{colour}]{record.status:9}[/] {item.key} "
@@ -141,7 +146,7 @@ def _check_date(value: str) -> None:
         _fail(f"invalid date {value!r}: expected YYYY-MM-DD")
 
 
-def _print_summary(summary, title: str) -> None:  # type: ignore[no-untyped-def]
+def _print_summary(summary: BatchSummary, title: str) -> None:
     table = Table(title=f"setup summary: {title}")
     table.add_column("metric")
     table.add_column("value", justify="right")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -176,12 +177,8 @@ class LocalSandbox:
 
 def _kill_group(proc: subprocess.Popen[bytes], leftovers_only: bool = False) -> None:
     """SIGKILL the process group of `proc` (its children, daemons it left behind)."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     if not leftovers_only:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass

@@ -201,7 +201,7 @@ def summarize(records: list[SetupRecord]) -> BatchSummary:
 
 def read_records(path: Path) -> list[SetupRecord]:
     """All complete records of a JSONL results file."""
-    records = []
+    records: list[SetupRecord] = []
     if not path.exists():
         return records
     for line in path.read_text(encoding="utf-8").splitlines():

@@ -163,8 +163,8 @@ def resolve(source: str, rev: str | None = None, on_date: str | None = None,
     if day:
         exclude_newer = f"{day.isoformat()}T00:00:00Z"
     else:
-        stamp = datetime.fromisoformat(commit_date).astimezone(UTC)
-        exclude_newer = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+        committed = datetime.fromisoformat(commit_date).astimezone(UTC)
+        exclude_newer = committed.strftime("%Y-%m-%dT%H:%M:%SZ")
     return Checkout(source=source, repo=name, git_dir=git_dir, commit=commit,
                     commit_date=commit_date, exclude_newer=exclude_newer)
 

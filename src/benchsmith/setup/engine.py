@@ -8,11 +8,20 @@ import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchsmith import __version__
-from benchsmith.core import BenchsmithError, Diagnosis, Plan, Repairer, TestStatus
+from benchsmith.core import (
+    BenchsmithError,
+    Diagnosis,
+    ExecResult,
+    Plan,
+    Repairer,
+    TestResult,
+    TestStatus,
+)
 from benchsmith.parsing import parse_test_output
 from benchsmith.sandbox.config import LocalSandboxConfig, SandboxConfig, make_sandbox
 from benchsmith.sandbox.pythons import version_key
@@ -52,7 +61,7 @@ def _tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def count_tests(tests: list) -> TestCounts:  # type: ignore[type-arg]
+def count_tests(tests: list[TestResult]) -> TestCounts:
     """Tally per-test results by status."""
     counts = TestCounts(tests=tests)
     for test in tests:
@@ -240,7 +249,7 @@ class SetupEngine:
         return iteration
 
 
-def _command_run(phase: str, result) -> CommandRun:  # type: ignore[no-untyped-def]
-    return CommandRun(phase=phase, command=result.command, returncode=result.returncode,  # type: ignore[arg-type]
+def _command_run(phase: Literal["install", "test"], result: ExecResult) -> CommandRun:
+    return CommandRun(phase=phase, command=result.command, returncode=result.returncode,
                       duration_s=result.duration_s, timed_out=result.timed_out,
                       log_tail=_tail(result.output))

@@ -59,7 +59,7 @@ def _older_python(plan: Plan, newest: str | None = None) -> str | None:
 
 def repair_python(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """Wrong interpreter: use the next older available version (within any stated maximum)."""
-    newest = (diagnosis.facts.get("max_python") or [None])[0]
+    newest = next(iter(diagnosis.facts.get("max_python", [])), None)
     specifier = (diagnosis.facts.get("specifier") or [""])[0]
     if specifier.startswith(">"):
         return None  # a newer Python is wanted; the first choice already was the newest allowed
