@@ -51,4 +51,5 @@ def gather_context(repo_dir: Path) -> RepoContext:
     collector = Collector(RepoFiles(repo_dir))
     for read in READERS:
         read(collector)
+    collector.ctx.repo_root = str(repo_dir)
     return collector.ctx

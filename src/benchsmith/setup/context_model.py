@@ -15,6 +15,7 @@ class Hint(BaseModel):
 class RepoContext(BaseModel):
     """Everything extracted from a checkout; every item records its source file."""
 
+    repo_root: str = ""  # host path of the checkout the context was read from
     root_files: list[str] = Field(default_factory=list)
     root_dirs: list[str] = Field(default_factory=list)
     has_python_project: bool = False

@@ -12,6 +12,11 @@ _NETWORK = re.compile(
     r"certificate verify failed|invalid peer certificate|UnknownIssuer)",
     re.IGNORECASE,
 )
+# A fetch that failed for a URL that is not a package index: a VCS or archive requirement.
+_DIRECT_URL = re.compile(
+    r"Failed to (?:fetch|download|clone)[^`]*`?((?:git\+)?https?://(?!pypi\.org|files\.pythonhosted\.org)"
+    r"[^`\s]*(?:\.zip|\.tar\.gz|\.git|/archive/|@)[^`\s]*)"
+)
 _MISSING_MODULE = re.compile(
     r"(?:ModuleNotFoundError|ImportError): No module named ['\"]?([A-Za-z_][\w.]*)['\"]?"
 )
@@ -63,6 +68,10 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
     if result.timed_out:
         return Diagnosis(category="undecidable", kind="timeout", reason="install timed out",
                          evidence=_tail(out))
+    if (direct := _DIRECT_URL.search(out)) and _NETWORK.search(out):
+        return Diagnosis(category="installation", kind="direct_url_unreachable",
+                         reason=f"a requirement points at an unreachable URL: {direct.group(1)}",
+                         facts={"urls": [direct.group(1)]}, evidence=_tail(out))
     if network := _NETWORK.search(out):
         return Diagnosis(category="undecidable", kind="network", infrastructure=True,
                          reason=f"package index unreachable: {_line_with(out, network)[:200]}",

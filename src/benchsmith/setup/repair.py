@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
@@ -250,7 +251,27 @@ def repair_importable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) ->
     return f"set PYTHONPATH={path}"
 
 
+def repair_direct_url(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """A requirement file names an unreachable URL: install the file's other lines instead."""
+    urls = diagnosis.facts.get("urls", [])
+    for path in plan.requirement_files:
+        try:
+            lines = (Path(context.repo_root) / path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not any(url in line for url in urls for line in lines):
+            continue
+        kept = [line.split(" #")[0].strip() for line in lines]
+        kept = [line for line in kept if line and not line.startswith(("#", "-"))
+                and "://" not in line and not line.startswith(".")]
+        plan.requirement_files = [f for f in plan.requirement_files if f != path]
+        _add_packages(plan, kept)
+        return f"install {path} without its URL requirements ({len(kept)} kept)"
+    return None
+
+
 RULES: dict[str, list[Rule]] = {
+    "direct_url_unreachable": [repair_direct_url],
     "python_incompatible": [repair_python],
     "dependency_build_failed": [repair_python],
     "removed_api": [repair_python],

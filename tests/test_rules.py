@@ -1,0 +1,186 @@
+"""Rules without installs: command reading, Python choice, planning, diagnosis, repair, refdb."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core import BenchsmithError, ExecResult, Plan
+from benchsmith.setup.commands import (
+    clean_pytest_args,
+    pytest_args_from_command,
+    split_install_command,
+)
+from benchsmith.setup.context_model import Hint, RepoContext
+from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
+from benchsmith.setup.plan import render
+from benchsmith.setup.planner import RulePlanner
+from benchsmith.setup.pyversion import choose_python
+from benchsmith.setup.refdb import ReferenceDB
+from benchsmith.setup.repair import RuleRepairer
+
+PY = {v: f"/usr/bin/python{v}" for v in ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12")}
+
+
+def failed(output: str, returncode: int = 1) -> ExecResult:
+    return ExecResult(command="x", returncode=returncode, output=output)
+
+
+def test_split_install_command() -> None:
+    parsed = split_install_command("python -m pip install -U -e '.[test,dev]' -r requirements/ci.txt six && pytest")
+    assert parsed.editable_extras == ["test", "dev"]
+    assert parsed.requirement_files == ["requirements/ci.txt"]
+    assert parsed.packages == ["six"]
+
+
+@pytest.mark.parametrize(
+    ("line", "args"),
+    [
+        ("pytest", []),
+        ("python -m pytest -x --cov=src --cov-report term tests/ {posargs}", ["tests/"]),
+        ("coverage run -m pytest -m 'not slow' -n auto tests", ["-m", "not slow", "-n", "auto", "tests"]),
+        ("cd src && py.test --junitxml=out.xml -k 'a or b'", ["-k", "a or b"]),
+        ("tox -e py311", None),
+        ("make test", None),
+    ],
+)
+def test_pytest_args_from_command(line: str, args: list[str] | None) -> None:
+    assert pytest_args_from_command(line) == args
+
+
+def test_clean_pytest_args_keeps_selection_drops_reports() -> None:
+    assert clean_pytest_args(["--cov", "--doctest-modules", "--tb", "short", "-p", "no:warnings"]) == [
+        "--doctest-modules", "-p", "no:warnings"]
+
+
+def context(**fields) -> RepoContext:
+    base = {"has_python_project": True, "root_files": ["pyproject.toml"], "root_dirs": ["tests", "src"]}
+    return RepoContext(**{**base, **fields})
+
+
+def test_python_choice_respects_date_constraints_and_named_versions() -> None:
+    assert choose_python(context(), date(2023, 6, 1), PY).version == "3.11"
+    assert choose_python(context(), date(2021, 6, 1), PY).version == "3.9"
+    limited = context(requires_python=[Hint(value=">=3.7,<3.10", source="setup.py")])
+    choice = choose_python(limited, date(2023, 6, 1), PY)
+    assert choice.version == "3.9" and choice.fallbacks == ["3.8", "3.7"]
+    named = context(classifier_pythons=["3.7", "3.8"])
+    assert choose_python(named, date(2023, 6, 1), PY).version == "3.8"
+
+
+def test_python_choice_says_what_is_missing() -> None:
+    with pytest.raises(BenchsmithError, match="no available Python fits requires-python >=3.13"):
+        choose_python(context(requires_python=[Hint(value=">=3.13", source="x")]), date(2023, 6, 1), PY)
+
+
+def test_planner_uses_tox_extras_requirement_files_and_ci_test_command() -> None:
+    ctx = context(
+        extras={"tests": ["pytest"], "docs": ["sphinx"]},
+        tox_extras=[Hint(value="tests", source="tox.ini")],
+        requirement_files=["requirements/docs.txt", "requirements/test.txt"],
+        test_commands=[Hint(value="pytest --cov tests/unit {posargs}", source="tox.ini")],
+        pytest_addopts="--strict-markers --timeout=30",
+        root_dirs=["tests", "src"],
+    )
+    choice = choose_python(ctx, date(2023, 6, 1), PY)
+    plan = RulePlanner().plan(ctx, choice, "2023-06-01T00:00:00Z")
+    install, test = render(plan)
+    assert plan.extras == ["tests"]
+    assert plan.requirement_files == ["requirements/test.txt"]
+    assert "pytest-timeout" in plan.packages
+    assert install == ["uv pip install --exclude-newer 2023-06-01T00:00:00Z -e '.[tests]' "
+                       "-r requirements/test.txt pytest pytest-timeout"]
+    assert test == ["python -m pytest -rA -p no:cacheprovider tests/unit"]
+    assert plan.sources["extras"] == ["tox.ini"] and plan.sources["test"] == ["tox.ini"]
+
+
+def test_planner_allows_a_pep660_setuptools_for_old_dates() -> None:
+    ctx = context(root_files=["setup.py"])
+    plan = RulePlanner().plan(ctx, choose_python(ctx, date(2021, 6, 1), PY), "2021-06-01T00:00:00Z")
+    assert plan.exclude_newer_packages == {"setuptools": "2022-12-31T00:00:00Z"}
+    assert "--exclude-newer-package setuptools=2022-12-31T00:00:00Z" in render(plan)[0][0]
+
+
+def test_diagnose_install_failures() -> None:
+    pep660 = diagnose_install(failed("AttributeError: module 'setuptools.build_meta' has no attribute 'build_editable'"), [])
+    assert pep660.kind == "no_pep660"
+    pin = diagnose_install(failed(
+        "error: No solution found when resolving dependencies:\n"
+        "  Because there is no version of attrs==23.1.0 and you require attrs==23.1.0, we can conclude..."), [])
+    assert (pin.kind, pin.facts) == ("unsatisfiable", {"packages": ["attrs"]})
+    python = diagnose_install(failed(
+        "Because the current Python version (3.11.7) does not satisfy Python<3.10 and foo==1.0 depends on Python<3.10"), [])
+    assert python.category == "python"
+    offline = diagnose_install(failed("error: Failed to fetch: `https://pypi.org/simple/six/`\n  Caused by: dns error"), [])
+    assert offline.infrastructure
+    build = diagnose_install(failed("Failed to build `calc @ file:///tmp/x`\nModuleNotFoundError: No module named 'numpy'"), ["calc"])
+    assert build.kind == "build_dependency_missing" and build.facts["modules"] == ["numpy"]
+
+
+def test_diagnose_test_failures() -> None:
+    assert diagnose_tests(failed("ERROR: usage: ...\npytest: error: unrecognized arguments: --cov=x --benchmark-skip", 4),
+                          [], "pytest").facts == {"options": ["--cov=x", "--benchmark-skip"]}
+    removed = diagnose_tests(failed("E   AttributeError: module 'collections' has no attribute 'Mapping'"), [], "pytest")
+    assert removed.category == "python" and removed.facts == {"max_python": ["3.9"]}
+    missing = diagnose_tests(failed("E   ModuleNotFoundError: No module named 'yaml'\nE   ModuleNotFoundError: No module named 'mypkg'"), ["mypkg"], "pytest")
+    assert missing.kind == "missing_modules" and missing.facts == {"modules": ["yaml"]}
+    own = diagnose_tests(failed("E   ModuleNotFoundError: No module named 'mypkg.sub'"), ["mypkg"], "pytest")
+    assert own.kind == "project_not_importable"
+    plugins = diagnose_tests(failed("E       fixture 'mocker' not found\n'asyncio' not found in `markers` configuration option"), [], "pytest")
+    assert plugins.facts == {"markers": ["asyncio"], "fixtures": ["mocker"]}
+    assert diagnose_tests(failed("no tests ran in 0.01s", 5), [], "pytest").kind == "no_tests"
+
+
+def plan(**fields) -> Plan:
+    return Plan(**{"python": "3.11", "python_fallbacks": ["3.10", "3.9", "3.8"],
+                   "exclude_newer": "2023-06-01T00:00:00Z", **fields})
+
+
+def test_repairs_change_the_plan() -> None:
+    repairer, ctx = RuleRepairer(), context()
+    missing = diagnose_tests(failed("ModuleNotFoundError: No module named 'yaml.loader'"), [], "pytest")
+    fixed, what = repairer.repair(plan(), missing, ctx) or (None, "")
+    assert fixed is not None and fixed.packages == ["PyYAML"] and "PyYAML" in what
+    assert repairer.repair(fixed, missing, ctx) is None  # the same repair twice does not loop
+
+    older = diagnose_tests(failed("module 'collections' has no attribute 'Mapping'"), [], "pytest")
+    fixed, _ = repairer.repair(plan(), older, ctx) or (None, "")
+    assert fixed is not None and fixed.python == "3.9" and fixed.python_fallbacks == ["3.10", "3.8"]
+
+    distutils = diagnose_tests(failed("ModuleNotFoundError: No module named 'distutils'"), [], "pytest")
+    fixed, _ = repairer.repair(plan(python="3.12"), distutils, ctx) or (None, "")
+    assert fixed is not None and "setuptools" in fixed.packages
+
+    option = diagnose_tests(failed("error: unrecognized arguments: --weird-flag"), [], "pytest")
+    fixed, what = repairer.repair(plan(), option, context(pytest_addopts="-ra --weird-flag")) or (None, "")
+    assert fixed is not None and fixed.ini_overrides == {"addopts": "-ra"}
+    assert "-o addopts=-ra" in render(fixed)[1][0]
+
+    pep660 = diagnose_install(failed("has no attribute 'build_editable'"), [])
+    first, _ = repairer.repair(plan(), pep660, ctx) or (None, "")
+    assert first is not None and "setuptools" in first.exclude_newer_packages
+    second, _ = repairer.repair(first, pep660, ctx) or (None, "")
+    assert second is not None and second.editable is False
+
+
+def test_direct_url_requirement_is_filtered(tmp_path: Path) -> None:
+    (tmp_path / "requirements-dev.txt").write_text(
+        "pytest\n# tools\nhttps://example.invalid/archive/main.zip\n-e .\nsix>=1.0  # compat\n")
+    ctx = context(repo_root=str(tmp_path))
+    diagnosis = diagnose_install(failed(
+        "Failed to fetch: https://example.invalid/archive/main.zip\n  cause: dns error"), [])
+    assert diagnosis.kind == "direct_url_unreachable"
+    fixed, _ = RuleRepairer().repair(plan(requirement_files=["requirements-dev.txt"]), diagnosis, ctx) or (None, "")
+    assert fixed is not None and fixed.requirement_files == [] and fixed.packages == ["pytest", "six>=1.0"]
+
+
+def test_refdb_returns_nearest_date_first(tmp_path: Path) -> None:
+    db = ReferenceDB(tmp_path / "ref.sqlite")
+    for commit, day in (("a" * 40, "2020-01-01"), ("b" * 40, "2022-01-01"), ("c" * 40, "2023-01-01")):
+        db.save("o/r", commit, day, plan(), ["i"], ["t"], 1.0)
+    db.save("o/other", "d" * 40, "2022-06-01", plan(), ["i"], ["t"], 1.0)
+    nearest = db.nearest("o/r", "2022-03-01")
+    assert [s.commit[0] for s in nearest] == ["b", "c", "a"]
+    assert db.count("o/r") == 3 and db.count() == 4
