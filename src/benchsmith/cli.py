@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -137,6 +139,20 @@ def setup_batch(
     _print_summary(summarize(records), str(out_path))
 
 
+@app.command()
+def nearby(
+    results: Annotated[Path, typer.Argument(help="A setup-batch JSONL file.")],
+    back: Annotated[int, typer.Option("--back", min=1, help="First-parent commits to go back.")] = 20,
+) -> None:
+    """Print a list file of older commits of the validated repositories (to test refdb reuse)."""
+    from benchsmith.setup.batch import nearby_lines, read_records
+
+    if not results.is_file():
+        _fail(f"results file not found: {results}")
+    for line in nearby_lines(read_records(results), back):
+        out.print(line, highlight=False, soft_wrap=True)
+
+
 def _check_date(value: str) -> None:
     from datetime import date as _date
 
@@ -156,13 +172,23 @@ def _print_summary(summary: BatchSummary, title: str) -> None:
     table.add_row("total time", f"{summary.total_duration_s:.0f}s")
     if summary.median_overhead is not None:
         table.add_row("median duration/clean run", f"{summary.median_overhead:.2f}")
+    table.add_row("validated in one round", str(summary.one_round))
     for category, count in sorted(summary.failures.items()):
         table.add_row(f"not validated: {category}", str(count))
     out.print(table)
 
 
+def _on_sigterm(signum: int, frame: object) -> None:
+    from benchsmith.sandbox.local import close_all
+
+    close_all()
+    os._exit(128 + signum)
+
+
 def main() -> None:
     """Entry point: run the app, turning stray bad-input errors into one line."""
+    # Sandboxes (temp dirs, process groups) are removed on SIGTERM too, not only on Ctrl-C.
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         app()
     except BenchsmithError as exc:

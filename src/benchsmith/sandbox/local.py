@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import weakref
 from pathlib import Path
 
 from benchsmith.core import BenchsmithError, ExecResult
@@ -17,6 +19,17 @@ from benchsmith.sandbox.env import sandbox_base_env
 from benchsmith.sandbox.output import read_capped
 from benchsmith.sandbox.pythons import host_pythons, version_key
 from benchsmith.sandbox.tools import uv_binary
+
+_LIVE: weakref.WeakSet[LocalSandbox] = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """Close every open local sandbox (used on SIGTERM and at exit)."""
+    for sandbox in list(_LIVE):
+        sandbox.close()
+
+
+atexit.register(close_all)
 
 
 class LocalSandbox:
@@ -44,6 +57,8 @@ class LocalSandbox:
         self._python: str | None = None
         self._counter = 0
         self._closed = False
+        self._running: subprocess.Popen[bytes] | None = None
+        _LIVE.add(self)
 
     # -- lifecycle -----------------------------------------------------------------
     def __enter__(self) -> LocalSandbox:
@@ -57,6 +72,8 @@ class LocalSandbox:
         if self._closed:
             return
         self._closed = True
+        if self._running is not None:
+            _kill_group(self._running)
         if not self.config.keep:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -151,6 +168,7 @@ class LocalSandbox:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+            self._running = proc
             try:
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -161,6 +179,7 @@ class LocalSandbox:
                 raise
             finally:
                 _kill_group(proc, leftovers_only=True)
+                self._running = None
         output, truncated = read_capped(log_path, self.config.max_output_bytes)
         returncode = proc.returncode if proc.returncode is not None else -9
         if timed_out:

@@ -180,6 +180,7 @@ class BatchSummary(BaseModel):
     median_duration_s: float | None
     total_duration_s: float
     median_overhead: float | None  # duration_s / clean_run_s over validated records
+    one_round: int  # validated by the first attempt
     failures: dict[str, int]
 
 
@@ -195,6 +196,7 @@ def summarize(records: list[SetupRecord]) -> BatchSummary:
         median_duration_s=round(statistics.median(durations), 2) if durations else None,
         total_duration_s=round(sum(durations), 2),
         median_overhead=round(statistics.median(ratios), 3) if ratios else None,
+        one_round=sum(1 for r in validated if len(r.iterations) == 1),
         failures=dict(failures),
     )
 
@@ -211,3 +213,21 @@ def read_records(path: Path) -> list[SetupRecord]:
             except ValueError:
                 continue
     return records
+
+
+def nearby_lines(records: list[SetupRecord], back: int) -> list[str]:
+    """List-file lines for the commit `back` first-parent steps before each validated record."""
+    from benchsmith.setup.checkout import git
+
+    lines = []
+    for record in records:
+        if record.status != "validated" or not record.commit or record.commit == "worktree":
+            continue
+        try:
+            older = git("rev-list", "--first-parent", "-n", "1", f"--skip={back}", record.commit,
+                        cwd=record.source).strip()
+        except BenchsmithError:
+            continue
+        if older:
+            lines.append(f"{record.source} {older}")
+    return lines
