@@ -649,7 +649,7 @@ def test_symlinks_out_of_the_checkout_are_not_read(tmp_path: Path) -> None:
 def test_directory_without_python_project(tmp_path: Path) -> None:
     repo = write(tmp_path, {"README.md": "# Just notes\n", "index.html": "<p>hi</p>\n"})
     ctx = gather_context(repo)
-    assert ctx == RepoContext(root_files=["README.md", "index.html"])
+    assert ctx == RepoContext(root_files=["README.md", "index.html"], repo_root=str(repo))
 
 
 @pytest.mark.parametrize(
