@@ -184,3 +184,11 @@ def test_refdb_returns_nearest_date_first(tmp_path: Path) -> None:
     nearest = db.nearest("o/r", "2022-03-01")
     assert [s.commit[0] for s in nearest] == ["b", "c", "a"]
     assert db.count("o/r") == 3 and db.count() == 4
+
+
+def test_planner_prefers_a_test_command_that_skips_network_tests() -> None:
+    ctx = context(test_commands=[Hint(value="coverage run -m pytest", source="Makefile"),
+                                 Hint(value="python -m pytest --skip-tests-requiring-internet",
+                                      source="Makefile")])
+    plan = RulePlanner().plan(ctx, choose_python(ctx, date(2023, 6, 1), PY), "2023-06-01T00:00:00Z")
+    assert plan.test_args == ["--skip-tests-requiring-internet"]

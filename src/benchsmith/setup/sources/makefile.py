@@ -76,7 +76,10 @@ def recipes(text: str) -> list[str]:
             continue
         rule = _RULE.match(line)
         if rule:
-            wanted = bool(TARGETS.intersection(rule.group(1).split()))
+            names = rule.group(1).split()
+            wanted = bool(TARGETS.intersection(names)) or any(
+                n.startswith(("test-", "test_", "tests-")) for n in names
+            )
         elif line.strip() and not line.lstrip().startswith("#"):
             wanted = False
     return found
