@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from pathlib import Path
@@ -75,6 +74,9 @@ def setup(
     except BenchsmithError as exc:
         _fail(str(exc))
         return
+    except KeyboardInterrupt:
+        _fail("interrupted: the sandbox was removed, nothing was written", 130)
+        return
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
     rate = f"{record.pass_rate:.1%}" if record.pass_rate is not None else "n/a"
@@ -83,6 +85,8 @@ def setup(
     if record.status == "validated":
         out.print(f"[green]{line}[/]", highlight=False)
         return
+    if record.status == "error":
+        _fail(f"{record.failure_reason} (record written to {out_path})")
     out.print(f"[red]{line}[/]", highlight=False)
     err.print(f"reason ({record.failure_category}): {record.failure_reason}", highlight=False)
     raise typer.Exit(1)
@@ -132,8 +136,8 @@ def setup_batch(
         try:
             run_batch(items, engine, out_path, jobs, mirrors=mirrors, on_record=on_record)
         except KeyboardInterrupt:
-            err.print("interrupted: finished records are kept; re-run the same command to resume")
-            raise typer.Exit(130) from None
+            _fail(f"interrupted: finished records are kept in {out_path}; "
+                  "re-run the same command to resume", 130)
     keys = {i.key for i in items}
     records = [r for r in read_records(out_path) if r.input in keys]
     _print_summary(summarize(records), str(out_path))
@@ -179,10 +183,8 @@ def _print_summary(summary: BatchSummary, title: str) -> None:
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
-    from benchsmith.sandbox.local import close_all
-
-    close_all()
-    os._exit(128 + signum)
+    # Handled like Ctrl-C, so every `finally` removes its sandbox and temporary checkout.
+    raise KeyboardInterrupt
 
 
 def main() -> None:

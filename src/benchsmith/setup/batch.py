@@ -146,6 +146,8 @@ def run_batch(items: Iterable[BatchItem], engine: SetupEngine, out: Path, jobs: 
         try:
             record = engine.setup(resolve_source(item.source, mirrors), rev=item.rev,
                                   on_date=item.date)
+        except KeyboardInterrupt:
+            raise
         except BenchsmithError as exc:
             return error_record(item, str(exc), "input")
         except Exception as exc:  # a bug must not end the batch; its record says what happened
@@ -165,8 +167,9 @@ def run_batch(items: Iterable[BatchItem], engine: SetupEngine, out: Path, jobs: 
                 if on_record:
                     on_record(futures[future], record)
         except KeyboardInterrupt:
-            for future in futures:
-                future.cancel()
+            # Nothing half-done is written: stop new work, kill running commands, then leave.
+            engine.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
             raise
     return written
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from datetime import date
@@ -87,6 +88,14 @@ class SetupEngine:
         self.repairer: Repairer = repairer or RuleRepairer()
         self.progress = progress or (lambda message: None)
         self.refdb = ReferenceDB(self.options.refdb) if self.options.use_refdb else None
+        self.cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        """Stop all running setups: no new attempt starts, running sandboxes are closed."""
+        from benchsmith.sandbox.local import close_all
+
+        self.cancelled.set()
+        close_all()
 
     # -- public ------------------------------------------------------------------------
     def setup(self, source: str, rev: str | None = None, on_date: str | None = None,
@@ -128,6 +137,8 @@ class SetupEngine:
         origin, plan = candidates.pop(0)
         tried: list[Plan] = []
         for round_number in range(1, self.options.max_iterations + 2):
+            if self.cancelled.is_set():
+                raise KeyboardInterrupt
             tried.append(plan)
             self.progress(f"round {round_number}: Python {plan.python} ({origin})")
             iteration, counts = self._attempt(plan, context, host_repo, round_number, origin)
