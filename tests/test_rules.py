@@ -109,7 +109,7 @@ def test_diagnose_install_failures() -> None:
     pin = diagnose_install(failed(
         "error: No solution found when resolving dependencies:\n"
         "  Because there is no version of attrs==23.1.0 and you require attrs==23.1.0, we can conclude..."), [])
-    assert (pin.kind, pin.facts) == ("unsatisfiable", {"packages": ["attrs"]})
+    assert (pin.kind, pin.facts) == ("unsatisfiable", {"packages": ["attrs"], "required": ["attrs"]})
     python = diagnose_install(failed(
         "Because the current Python version (3.11.7) does not satisfy Python<3.10 and foo==1.0 depends on Python<3.10"), [])
     assert python.category == "python"
@@ -192,3 +192,17 @@ def test_planner_prefers_a_test_command_that_skips_network_tests() -> None:
                                       source="Makefile")])
     plan = RulePlanner().plan(ctx, choose_python(ctx, date(2023, 6, 1), PY), "2023-06-01T00:00:00Z")
     assert plan.test_args == ["--skip-tests-requiring-internet"]
+
+
+def test_conflicting_added_package_is_dropped_before_relaxing() -> None:
+    out = ("error: No solution found when resolving dependencies\n"
+           "  cause: Because only the following versions of pyflakes are available:\n"
+           "             pyflakes<2.0.0\n             pyflakes>=2.1.0\n"
+           "         and flake8==3.6.0 depends on pyflakes>=2.0.0,<2.1.0, we can conclude that flake8==3.6.0 cannot be used.\n"
+           "         And because you require flake8==3.6.0, we can conclude that your requirements are unsatisfiable.\n")
+    diagnosis = diagnose_install(failed(out), ["pyflakes"])
+    assert diagnosis.facts == {"packages": ["pyflakes"], "required": ["flake8"]}
+    fixed, what = RuleRepairer().repair(plan(packages=["pytest", "flake8==3.6.0"]), diagnosis, context()) or (None, "")
+    assert fixed is not None and fixed.packages == ["pytest"] and "drop flake8==3.6.0" in what
+    relaxed, what = RuleRepairer().repair(fixed, diagnosis, context()) or (None, "")
+    assert relaxed is not None and "pyflakes" in relaxed.exclude_newer_packages

@@ -24,7 +24,11 @@ _FAILED_BUILD = re.compile(r"Failed to build `([^`@ ]+)(?: @ (file://[^`]+))?")
 _PY_SPEC = re.compile(
     r"(?:current|requested) Python version \(([\d.]+)\) does not satisfy Python([<>=!~][^ ,]*(?:,[<>=!~][^ ,]*)*)"
 )
-_UNSAT = re.compile(r"Because (?:there is no version of|there are no versions of|only) ([A-Za-z0-9_.\-]+)")
+_UNSAT = re.compile(
+    r"Because (?:there is no version of|there are no versions of|only the following versions of|only) "
+    r"([A-Za-z0-9_.\-]+)"
+)
+_REQUIRED = re.compile(r"you require ([A-Za-z0-9_.\-]+)")
 _NOT_FOUND = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
 _MISSING_FILE = re.compile(r"(?:File not found|No such file or directory).*?`?([\w./-]*requirements[\w./-]*\.txt)")
 _UNRECOGNIZED = re.compile(r"error: unrecognized arguments: (.+)")
@@ -94,9 +98,11 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                          reason=f"{not_found.group(1)} is not on the package index",
                          facts={"packages": [not_found.group(1)]}, evidence=_line_with(out, not_found))
     if "No solution found" in out and (unsat := _UNSAT.search(out)):
+        required = list(dict.fromkeys(_REQUIRED.findall(out)))
         return Diagnosis(category="installation", kind="unsatisfiable",
-                         reason=f"no version of {unsat.group(1)} fits the date pin",
-                         facts={"packages": [unsat.group(1)]}, evidence=_line_with(out, unsat))
+                         reason=f"no version of {unsat.group(1)} fits the date pin and the other requirements",
+                         facts={"packages": [unsat.group(1)], "required": required},
+                         evidence=_line_with(out, unsat))
     if build := _FAILED_BUILD.search(out):
         name, own = build.group(1), bool(build.group(2))
         modules = [m.split(".")[0] for m in _MISSING_MODULE.findall(out)]

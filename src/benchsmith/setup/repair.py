@@ -30,13 +30,7 @@ Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
 
 def _has_package(plan: Plan, name: str) -> bool:
     wanted = canonicalize_name(name)
-    for requirement in plan.packages + plan.build_requirements:
-        head = requirement.split(";")[0]
-        for sep in "<>=!~[ ":
-            head = head.split(sep)[0]
-        if canonicalize_name(head) == wanted:
-            return True
-    return False
+    return any(_requirement_key(r) == wanted for r in plan.packages + plan.build_requirements)
 
 
 def _add_packages(plan: Plan, names: list[str]) -> list[str]:
@@ -109,6 +103,23 @@ def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> s
     return None
 
 
+def _requirement_key(requirement: str) -> str:
+    head = requirement.split(";")[0]
+    for sep in "<>=!~[ @":
+        head = head.split(sep)[0]
+    return canonicalize_name(head)
+
+
+def repair_conflicting_extra(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """A package benchsmith added (tox/CI deps, a guess) is part of the conflict: drop it."""
+    required = {_requirement_key(r) for r in diagnosis.facts.get("required", [])}
+    dropped = [p for p in plan.packages if _requirement_key(p) in required and _requirement_key(p) != "pytest"]
+    if not dropped:
+        return None
+    plan.packages = [p for p in plan.packages if p not in dropped]
+    return f"drop {', '.join(dropped)} (conflicts with the other requirements at that date)"
+
+
 def repair_unsatisfiable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """Relaxation: a requirement has no version before the date, so lift the pin for it alone."""
     relaxed = []
@@ -125,7 +136,7 @@ def repair_not_in_registry(plan: Plan, diagnosis: Diagnosis, context: RepoContex
     """A package benchsmith guessed does not exist: drop it."""
     missing = {canonicalize_name(p) for p in diagnosis.facts.get("packages", [])}
     before = list(plan.packages)
-    plan.packages = [p for p in plan.packages if canonicalize_name(p.split("[")[0].split("=")[0].split("<")[0].split(">")[0]) not in missing]
+    plan.packages = [p for p in plan.packages if _requirement_key(p) not in missing]
     return f"drop {', '.join(sorted(missing))}" if plan.packages != before else None
 
 
@@ -280,7 +291,7 @@ RULES: dict[str, list[Rule]] = {
     "missing_modules": [repair_modules],
     "build_dependency_missing": [repair_build_dependency],
     "no_pep660": [repair_editable],
-    "unsatisfiable": [repair_unsatisfiable],
+    "unsatisfiable": [repair_conflicting_extra, repair_unsatisfiable],
     "not_in_registry": [repair_not_in_registry],
     "missing_requirement_file": [repair_requirement_file],
     "unknown_options": [repair_options],
