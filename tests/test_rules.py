@@ -170,7 +170,10 @@ def test_direct_url_requirement_is_filtered(tmp_path: Path) -> None:
         "pytest\n# tools\nhttps://example.invalid/archive/main.zip\n-e .\nsix>=1.0  # compat\n")
     ctx = context(repo_root=str(tmp_path))
     diagnosis = diagnose_install(failed(
-        "Failed to fetch: https://example.invalid/archive/main.zip\n  cause: dns error"), [])
+        "Failed to fetch: https://example.invalid/archive/main.zip\n"
+        "  cause: error sending request for url (https://example.invalid/archive/main.zip)\n"
+        "  cause: dns error"), [])
+    assert diagnosis.facts == {"urls": ["https://example.invalid/archive/main.zip"]}
     assert diagnosis.kind == "direct_url_unreachable"
     fixed, _ = RuleRepairer().repair(plan(requirement_files=["requirements-dev.txt"]), diagnosis, ctx) or (None, "")
     assert fixed is not None and fixed.requirement_files == [] and fixed.packages == ["pytest", "six>=1.0"]

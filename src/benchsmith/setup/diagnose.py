@@ -14,8 +14,8 @@ _NETWORK = re.compile(
 )
 # A fetch that failed for a URL that is not a package index: a VCS or archive requirement.
 _DIRECT_URL = re.compile(
-    r"Failed to (?:fetch|download|clone)[^`]*`?((?:git\+)?https?://(?!pypi\.org|files\.pythonhosted\.org)"
-    r"[^`\s]*(?:\.zip|\.tar\.gz|\.git|/archive/|@)[^`\s]*)"
+    r"Failed to (?:fetch|download|clone)[^`\n]*?`?((?:git\+)?https?://(?!pypi\.org|files\.pythonhosted\.org)"
+    r"[^`\s()]*(?:\.zip|\.tar\.gz|\.git|/archive/|@)[^`\s()]*)"
 )
 _MISSING_MODULE = re.compile(
     r"(?:ModuleNotFoundError|ImportError): No module named ['\"]?([A-Za-z_][\w.]*)['\"]?"

@@ -1,0 +1,262 @@
+"""Base images for Docker sandboxes, one per Python minor: ``benchsmith/base:py3.X``.
+
+An official ``python:3.X-slim`` image plus git, build tools and uv when a registry can be
+reached; otherwise a debootstrapped Debian rootfs (:mod:`docker_rootfs`) plus the host's
+own interpreter prefix (pyenv, uv-managed) copied in at the same path. No CA bundle is
+baked into any image: sandboxes mount it at run time.
+"""
+
+from __future__ import annotations
+
+import os
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from benchsmith.core import BenchsmithError
+from benchsmith.sandbox.docker_rootfs import (
+    ROOTFS_IMAGE,
+    ensure_rootfs,
+    image_exists,
+    machine_lock,
+    raise_for_disk,
+)
+from benchsmith.sandbox.pythons import host_pythons, version_key
+from benchsmith.sandbox.tools import uv_binary
+
+BASE_REPOSITORY = "benchsmith/base"
+PULL_STALL_TIMEOUT_S = 30
+# Modules whose import proves the interpreter's shared libraries are all there.
+IMPORT_CHECK = "import ssl, sqlite3, zlib, ctypes, bz2, lzma, readline, uuid, hashlib"
+SLIM_PACKAGES = "git gcc g++ make libc6-dev patch procps xz-utils bzip2 unzip curl pkg-config " \
+                "libssl-dev libffi-dev zlib1g-dev"
+
+PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
+
+Progress = Callable[[str], None]
+
+
+class BaseImageResult(BaseModel):
+    """Which base image a sandbox uses and how it was obtained."""
+
+    name: str
+    how: Literal["cached", "pulled", "built"]
+    detail: str
+
+
+def docker_client() -> Any:
+    """A Docker SDK client for the local engine, or a one-line error saying what to do."""
+    try:
+        import docker
+    except ImportError:
+        raise BenchsmithError(
+            "the docker backend needs the Docker SDK: install benchsmith[docker] (`pip install docker`)"
+        ) from None
+    try:
+        client = docker.from_env()
+        client.ping()
+    except docker.errors.DockerException as exc:
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise BenchsmithError(
+            f"Docker daemon not reachable ({reason}): start it with `dockerd` or "
+            "`systemctl start docker`"
+        ) from None
+    return client
+
+
+def base_image_name(python: str) -> str:
+    """The tag of the base image for Python `python` ("3.9" -> benchsmith/base:py3.9)."""
+    return f"{BASE_REPOSITORY}:py{python}"
+
+
+def relocatable_prefix(interpreter: str, python: str) -> Path | None:
+    """The installation prefix of `interpreter` if it can be copied whole into an image."""
+    prefix = Path(interpreter).resolve().parent.parent
+    if str(prefix) in ("/", "/usr", "/usr/local", "/opt"):
+        return None  # a system Python: its prefix holds far more than Python
+    if not (prefix / "lib" / f"python{python}").is_dir():
+        return None
+    return prefix if (prefix / "bin" / f"python{python}").exists() else None
+
+
+def buildable_pythons() -> dict[str, str]:
+    """Host CPython versions (3.6+) a base image can be built from, mapped to their prefix."""
+    found: dict[str, str] = {}
+    for version, interpreter in host_pythons().items():
+        if version_key(version) < (3, 6):
+            continue
+        prefix = relocatable_prefix(interpreter, version)
+        if prefix is not None:
+            found[version] = str(prefix)
+    return found
+
+
+def built_base_images(client: Any) -> list[str]:
+    """Python versions whose base image already exists locally."""
+    versions = []
+    for image in client.images.list(filters={"label": "benchsmith=1"}):
+        for tag in image.tags:
+            if tag.startswith(f"{BASE_REPOSITORY}:py"):
+                versions.append(tag.rsplit(":py", 1)[1])
+    return sorted(set(versions), key=version_key)
+
+
+def ensure_base_image(client: Any, python: str, *, rebuild: bool = False,
+                      progress: Progress | None = None) -> BaseImageResult:
+    """Make sure ``benchsmith/base:py<python>`` exists: cached, else pulled, else built."""
+    say = progress or (lambda message: None)
+    name = base_image_name(python)
+    if not rebuild and image_exists(client, name):
+        return BaseImageResult(name=name, how="cached", detail=_describe(client, name))
+    with machine_lock(name):
+        if not rebuild and image_exists(client, name):
+            return BaseImageResult(name=name, how="cached", detail=_describe(client, name))
+        started = time.monotonic()
+        pulled, pull_note = _pull_slim(client, python, say)
+        if pulled:
+            try:
+                _build_from_slim(client, python, name)
+                return BaseImageResult(name=name, how="pulled", detail=(
+                    f"python:{python}-slim + build tools + uv ({time.monotonic() - started:.1f} s)"))
+            except BenchsmithError as exc:
+                pull_note = f"building on python:{python}-slim failed: {exc}"
+        say(f"building {name} locally ({pull_note})")
+        rootfs_note = ensure_rootfs(client, progress=say)
+        prefix = _host_prefix(python, pull_note)
+        build_started = time.monotonic()
+        _build_from_host(client, python, prefix, name)
+        return BaseImageResult(name=name, how="built", detail=(
+            f"{ROOTFS_IMAGE} + host {prefix} + uv; {rootfs_note}; image built in "
+            f"{time.monotonic() - build_started:.1f} s ({pull_note})"))
+
+
+def _describe(client: Any, name: str) -> str:
+    image = client.images.get(name)
+    return f"{name} ({image.short_id}, created {image.attrs.get('Created', '?')[:19]})"
+
+
+def _host_prefix(python: str, pull_note: str) -> Path:
+    prefixes = buildable_pythons()
+    if python not in prefixes:
+        raise BenchsmithError(
+            f"no base image for Python {python}: {pull_note}, and the host has no relocatable "
+            f"CPython {python} (have: {', '.join(prefixes) or 'none'}); install it with pyenv"
+        )
+    return Path(prefixes[python])
+
+
+def _pull_slim(client: Any, python: str, say: Progress) -> tuple[bool, str]:
+    """Pull ``python:<python>-slim``; a stalled or unreachable registry counts as failure."""
+    import docker
+
+    say(f"pulling python:{python}-slim")
+    # A client of its own: its timeout bounds each read, so a stalled pull fails soon
+    # while a slow but progressing one goes on.
+    api = docker.from_env(timeout=PULL_STALL_TIMEOUT_S).api
+    try:
+        for event in api.pull("python", tag=f"{python}-slim", stream=True, decode=True):
+            if "error" in event:
+                return False, f"pull of python:{python}-slim failed: {event['error'][:200]}"
+    except (docker.errors.DockerException, OSError) as exc:
+        raise_for_disk(str(exc), f"pulling python:{python}-slim")
+        reason = str(getattr(exc, "explanation", None) or exc or type(exc).__name__)
+        return False, f"pull of python:{python}-slim failed: {reason.splitlines()[0][:160]}"
+    finally:
+        api.close()
+    return True, f"pulled python:{python}-slim"
+
+
+def _build_from_slim(client: Any, python: str, name: str) -> None:
+    dockerfile = f"""\
+FROM python:{python}-slim
+RUN apt-get update && apt-get install -y --no-install-recommends {SLIM_PACKAGES} \\
+ && rm -rf /var/lib/apt/lists/*
+COPY uv /usr/local/bin/uv
+RUN python{python} -c "{IMPORT_CHECK}" && uv --version
+CMD ["sleep", "infinity"]
+"""
+    with tempfile.TemporaryFile() as context:
+        with tarfile.open(fileobj=context, mode="w") as tar:
+            _add_text(tar, "Dockerfile", dockerfile)
+            tar.add(uv_binary(), arcname="uv")
+        _build(client, context, name, python)
+
+
+def _build_from_host(client: Any, python: str, prefix: Path, name: str) -> None:
+    check_libs = (
+        f'for f in {prefix}/bin/python{python} {prefix}/lib/*.so* '
+        f'{prefix}/lib/python{python}/lib-dynload/*.so; do '
+        'case "$f" in *_tkinter*) continue;; esac; '
+        'ldd "$f" 2>/dev/null | grep "not found" | sed "s|^|$f: |"; done > /tmp/missing; '
+        'if [ -s /tmp/missing ]; then echo "missing shared libraries:"; cat /tmp/missing; exit 1; fi; '
+        'rm /tmp/missing'
+    )
+    dockerfile = f"""\
+FROM {ROOTFS_IMAGE}
+COPY python/ {prefix}/
+COPY uv /usr/local/bin/uv
+RUN ln -sf {prefix}/bin/python{python} /usr/local/bin/python{python} \\
+ && ln -sf python{python} /usr/local/bin/python3 \\
+ && {check_libs} \\
+ && python{python} -c "{IMPORT_CHECK}" && uv --version
+CMD ["sleep", "infinity"]
+"""
+    lib = f"python/lib/python{python}/"
+    keep_bin = ("python", "pydoc", "2to3", "idle")
+
+    def trim(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        # The host's own packages and console scripts stay out: venvs don't see them anyway.
+        path = member.name
+        if path.startswith(lib + "site-packages/") or path.startswith(lib + "test/"):
+            return None
+        if path.startswith(lib + "config-") and path.endswith(".a"):
+            return None
+        if path.startswith("python/bin/") and not path[11:].startswith(keep_bin):
+            return None
+        member.uid = member.gid = 0
+        member.uname = member.gname = "root"
+        return member
+
+    with tempfile.TemporaryFile() as context:
+        with tarfile.open(fileobj=context, mode="w") as tar:
+            _add_text(tar, "Dockerfile", dockerfile)
+            tar.add(str(prefix), arcname="python", filter=trim)
+            tar.add(uv_binary(), arcname="uv")
+        _build(client, context, name, python)
+
+
+def _add_text(tar: tarfile.TarFile, name: str, text: str) -> None:
+    import io
+
+    data = text.encode()
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mtime = int(time.time())
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _build(client: Any, context: Any, name: str, python: str) -> None:
+    import docker
+
+    context.seek(0)
+    labels = {"benchsmith": "1", "benchsmith.python": python, "benchsmith.role": "base"}
+    # Proxy variables are predefined build args: used by RUN steps, not kept in the image.
+    proxies = {key: os.environ[key] for key in PROXY_VARS if key in os.environ}
+    try:
+        client.images.build(fileobj=context, custom_context=True, tag=name, labels=labels,
+                            rm=True, forcerm=True, pull=False, network_mode="host",
+                            buildargs=proxies)
+    except docker.errors.BuildError as exc:
+        log = "".join(str(entry.get("stream") or entry.get("error") or "")
+                      for entry in exc.build_log)
+        tail = " | ".join(line for line in log.strip().splitlines()[-6:] if line.strip())
+        raise_for_disk(log + str(exc), f"building {name}")
+        raise BenchsmithError(f"building {name} failed: {tail[-500:]}") from None
+    except docker.errors.APIError as exc:
+        raise_for_disk(str(exc), f"building {name}")
+        raise BenchsmithError(f"building {name} failed: {str(exc)[:300]}") from None

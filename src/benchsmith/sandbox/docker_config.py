@@ -1,0 +1,43 @@
+"""Configuration of the Docker sandbox backend (the SDK itself is imported lazily elsewhere)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class DockerSandboxConfig(BaseModel):
+    """Run in a throw-away Docker container, one per sandbox, from a per-Python base image."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["docker"] = "docker"
+    base_image: str | None = None
+    """Image to start sandboxes from (default: `benchsmith/base:py3.X` for the wanted Python)."""
+    network_mode: str = "host"
+    """Docker network mode of the containers ("host", "bridge", "none", ...)."""
+    ca_bundle: str | None = None
+    """Host CA bundle mounted at the container's CA path (default: the bundle the host trusts)."""
+    cpus: float = 2.0
+    """CPU limit per container (Docker `--cpus`)."""
+    memory: str = "4g"
+    """Memory limit per container (Docker `--memory`)."""
+    pids_limit: int = 2048
+    """Maximum number of processes per container."""
+    disk: str | None = None
+    """Writable-layer size limit (`--storage-opt size=`); ignored with a warning where the
+    storage driver cannot enforce it."""
+    timeout_s: float = 1800
+    """Default per-command timeout in seconds."""
+    max_output_bytes: int = 20 * 1024 * 1024
+    """Captured output above this size is cut in the middle."""
+    pass_env: list[str] = Field(default_factory=list)
+    """Host environment variables to pass into containers; no other host variable gets in
+    except proxy and package-index settings."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra variables set in every command."""
+    keep: bool = False
+    """Leave the container running after closing (for debugging; `clean_leftovers` removes it)."""
+    apt_allowed: bool = True
+    """Let commands install Debian packages with apt-get; when false apt-get fails clearly."""

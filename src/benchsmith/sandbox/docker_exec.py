@@ -1,0 +1,120 @@
+"""Run one command in a container: its own session, a deadline, and capped output.
+
+The command runs under ``setsid`` with its output in a log file inside the container and its
+session id in a pid file. A small bash wrapper waits for it, kills whatever it left behind
+in its session (like the local backend kills the process group), then prints a header line
+and the log, cut in the middle past the size cap, on the exec's stream. On timeout or
+Ctrl-C, a second exec SIGKILLs the whole session. Daemons that escaped the session keep
+only the log file open, never the stream, so they cannot make an exec hang.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from benchsmith.core import ExecResult
+from benchsmith.sandbox.output import _HEAD_BYTES
+
+LOG_DIR = "/var/tmp/benchsmith"
+_MARK = b"@@benchsmith-exec@@"
+_HEADER = re.compile(rb"@@benchsmith-exec@@ rc=(\d+) size=(\d+)\n")
+# $1 pid file, $2 log file, $3 command, $4 output cap, $5 head bytes kept when cut.
+_WRAPPER = r"""exec 2>&1
+mkdir -p "${1%/*}"
+# The braces also silence bash's own "Killed" notice when the session is killed.
+{ setsid -w bash -c 'echo $$ > "$1"; exec bash -c "$3" > "$2" 2>&1 < /dev/null' benchsmith "$@"; } \
+  2>/dev/null
+rc=$?
+sid=$(cat "$1" 2>/dev/null)
+if [ -n "$sid" ]; then pkill -KILL -s "$sid" 2>/dev/null; kill -KILL -- "-$sid" 2>/dev/null; fi
+rm -f "$1"
+size=$(stat -c %s "$2" 2>/dev/null || echo 0)
+printf '%s rc=%s size=%s\n' '@@benchsmith-exec@@' "$rc" "$size"
+if [ "$size" -le "$4" ]; then cat "$2"; else head -c "$5" "$2"; tail -c "$(($4 - $5))" "$2"; fi
+"""
+# $1 pid file. The pid file may not be written yet when a very short timeout expires.
+_KILL = r"""for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$1" ] && break; sleep 0.1; done
+sid=$(cat "$1" 2>/dev/null) || exit 0
+pkill -KILL -s "$sid" 2>/dev/null; kill -KILL -- "-$sid" 2>/dev/null; exit 0
+"""
+_GRACE_S = 30
+
+
+class _Reader(threading.Thread):
+    """Drains an exec's output stream in the background."""
+
+    def __init__(self, stream: Iterator[bytes]) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.chunks: list[bytes] = []
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            for chunk in self.stream:
+                self.chunks.append(chunk)
+        except Exception as exc:  # the container was removed under us, the daemon went away
+            self.error = exc
+
+
+def run_command(client: Any, stream_client: Any, container_id: str, command: str, *,
+                env: dict[str, str], cwd: str, timeout: float, seq: int,
+                max_output_bytes: int) -> ExecResult:
+    """Run `command` with bash in the container; kill its whole session on timeout."""
+    pid_file, log_file = f"{LOG_DIR}/{seq:04d}.pid", f"{LOG_DIR}/{seq:04d}.log"
+    head = min(_HEAD_BYTES, max_output_bytes // 4)
+    argv = ["bash", "-c", _WRAPPER, "benchsmith", pid_file, log_file, command,
+            str(max_output_bytes), str(head)]
+    start = time.monotonic()
+    exec_id = client.api.exec_create(container_id, argv, stdout=True, stderr=True,
+                                     environment=env, workdir=cwd)["Id"]
+    # A client without read timeout: the wrapper is silent until the command ends.
+    reader = _Reader(stream_client.api.exec_start(exec_id, stream=True, demux=False))
+    reader.start()
+    timed_out = False
+    try:
+        reader.join(timeout)
+        if reader.is_alive():
+            timed_out = True
+            kill_session(client, container_id, pid_file)
+            reader.join(_GRACE_S)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            kill_session(client, container_id, pid_file)
+        raise
+    result = _parse(b"".join(reader.chunks), max_output_bytes, head)
+    if result is None:
+        reason = f": {reader.error}" if reader.error else ""
+        result = (-9, f"\n[benchsmith] the command's container went away{reason}\n", False)
+    returncode, output, truncated = result
+    if timed_out:
+        returncode = -9
+        output += f"\n[benchsmith] command timed out after {timeout:.0f}s and was killed\n"
+    return ExecResult(command=command, returncode=returncode, output=output,
+                      timed_out=timed_out, duration_s=round(time.monotonic() - start, 3),
+                      truncated=truncated)
+
+
+def kill_session(client: Any, container_id: str, pid_file: str) -> None:
+    """SIGKILL every process in the session of the command whose pid file is `pid_file`."""
+    exec_id = client.api.exec_create(container_id, ["bash", "-c", _KILL, "benchsmith", pid_file])
+    client.api.exec_start(exec_id["Id"])
+
+
+def _parse(data: bytes, max_output_bytes: int, head: int) -> tuple[int, str, bool] | None:
+    """Return (returncode, output, truncated) from the wrapper's stream, None if it is cut short."""
+    match = _HEADER.search(data)
+    if match is None:
+        return None
+    noise, content = data[: match.start()], data[match.end():]
+    size = int(match.group(2))
+    truncated = size > max_output_bytes
+    if truncated:  # the same shape as output.read_capped
+        marker = f"\n[benchsmith] ... {size - max_output_bytes} bytes of output cut ...\n"
+        content = content[:head] + marker.encode() + content[head:]
+    return int(match.group(1)), (noise + content).decode("utf-8", errors="replace"), truncated

@@ -1,0 +1,140 @@
+"""A Debian root filesystem made with debootstrap and imported as an image, once per machine.
+
+Used when no `python:3.X-slim` image can be pulled: benchsmith's base images are then
+this rootfs plus an interpreter copied from the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from benchsmith.core import BenchsmithError
+
+ROOTFS_IMAGE = "benchsmith/rootfs:bookworm"
+SUITE = "bookworm"
+# Plain HTTP: apt verifies signatures itself, and no CA bundle is needed behind a TLS proxy.
+MIRROR = "http://deb.debian.org/debian"
+# Build tools for sdists, plus the shared libraries a host-built (pyenv) CPython links to.
+PACKAGES = (
+    "ca-certificates", "git", "gcc", "g++", "make", "libc6-dev", "patch", "procps",
+    "xz-utils", "bzip2", "unzip", "curl", "pkg-config", "tzdata",
+    "libssl3", "libssl-dev", "libffi8", "libffi-dev", "zlib1g-dev", "libsqlite3-0",
+    "libbz2-1.0", "libreadline8", "libncursesw6", "libexpat1", "libnsl2", "libtirpc3",
+    "libuuid1",
+)
+LABELS = {"benchsmith": "1", "benchsmith.role": "rootfs"}
+
+Progress = Callable[[str], None]
+
+
+@contextlib.contextmanager
+def machine_lock(name: str) -> Iterator[None]:
+    """Serialize image builds between benchsmith processes on this machine."""
+    path = os.path.join(tempfile.gettempdir(), f"benchsmith-{name.replace('/', '_')}.lock")
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def image_exists(client: Any, name: str) -> bool:
+    """True if the image `name` is present locally."""
+    import docker.errors
+
+    try:
+        client.images.get(name)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
+
+
+def ensure_rootfs(client: Any, *, rebuild: bool = False, progress: Progress | None = None) -> str:
+    """Return a one-line description of how the rootfs image was obtained (built or cached)."""
+    say = progress or (lambda message: None)
+    if not rebuild and image_exists(client, ROOTFS_IMAGE):
+        return f"{ROOTFS_IMAGE} cached"
+    with machine_lock("rootfs"):
+        if not rebuild and image_exists(client, ROOTFS_IMAGE):  # built meanwhile by another process
+            return f"{ROOTFS_IMAGE} cached"
+        return _build_rootfs(client, say)
+
+
+def _build_rootfs(client: Any, say: Progress) -> str:
+    debootstrap = shutil.which("debootstrap")
+    if debootstrap is None:
+        raise BenchsmithError(
+            "debootstrap not found, needed to build a base image without a registry: "
+            "install it with `apt-get install -y debootstrap`"
+        )
+    if os.geteuid() != 0:
+        raise BenchsmithError("building the base rootfs with debootstrap needs root: run as root once")
+    target = tempfile.mkdtemp(prefix="benchsmith-rootfs-", dir="/var/tmp")
+    try:
+        say(f"debootstrap {SUITE} (once per machine, about a minute)")
+        started = time.monotonic()
+        command = [debootstrap, "--variant=minbase", f"--include={','.join(PACKAGES)}",
+                   SUITE, target, MIRROR]
+        proc = subprocess.run(command, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).strip()[-400:]
+            log = os.path.join(target, "debootstrap", "debootstrap.log")
+            if os.path.isfile(log):
+                with open(log, errors="replace") as handle:
+                    tail = handle.read()[-400:]
+            raise_for_disk(tail, "debootstrap")
+            raise BenchsmithError(f"debootstrap {SUITE} from {MIRROR} failed: {tail}")
+        debootstrap_s = time.monotonic() - started
+        for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
+            for entry in _listdir(os.path.join(target, cache)):
+                if entry.endswith((".deb", "_Packages", "_Release", "_InRelease")):
+                    os.remove(os.path.join(target, cache, entry))
+        say(f"importing {ROOTFS_IMAGE}")
+        started = time.monotonic()
+        _import(client, target)
+        return (f"{ROOTFS_IMAGE} built (debootstrap {debootstrap_s:.0f} s, "
+                f"import {time.monotonic() - started:.0f} s)")
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def _listdir(path: str) -> list[str]:
+    return os.listdir(path) if os.path.isdir(path) else []
+
+
+def _import(client: Any, directory: str) -> None:
+    """`tar -C directory -c . | docker import` through the Engine API."""
+    repository, _, tag = ROOTFS_IMAGE.partition(":")
+    tar = subprocess.Popen(["tar", "-C", directory, "--numeric-owner", "-c", "."],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert tar.stdout is not None
+    changes = [f"LABEL {key}={value}" for key, value in LABELS.items()]
+    try:
+        answer = client.api.import_image(src=tar.stdout, repository=repository, tag=tag,
+                                         changes=changes, stream_src=True)
+    finally:
+        tar.stdout.close()
+        stderr = tar.communicate()[1].decode(errors="replace")
+    if tar.returncode != 0 or "error" in str(answer).lower():
+        message = f"{stderr.strip()} {answer}".strip()[-400:]
+        raise_for_disk(message, f"importing {ROOTFS_IMAGE}")
+        raise BenchsmithError(f"importing {ROOTFS_IMAGE} failed: {message}")
+
+
+def raise_for_disk(message: str, what: str) -> None:
+    """Raise a clear error when `message` says the disk is full."""
+    lowered = message.lower()
+    if "no space left on device" in lowered or "enospc" in lowered:
+        raise BenchsmithError(
+            f"{what} failed: no space left on device; free disk space (e.g. `benchsmith docker "
+            "clean`, `docker system prune`) and retry"
+        )

@@ -1,0 +1,144 @@
+"""Docker-specific behaviour: labels, limits, base images, leftovers, failure messages.
+
+All but the SDK-missing test need a Docker engine and fail without one.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from benchsmith.core import BenchsmithError, ExecResult
+from benchsmith.sandbox.docker import UV_CACHE_VOLUME, DockerSandbox, clean_leftovers
+from benchsmith.sandbox.docker_base import base_image_name, docker_client, ensure_base_image
+from benchsmith.sandbox.docker_config import DockerSandboxConfig
+from benchsmith.sandbox.docker_rootfs import ROOTFS_IMAGE
+
+
+@pytest.fixture
+def client() -> Any:
+    return docker_client()
+
+
+@pytest.fixture
+def box() -> Iterator[DockerSandbox]:
+    sandbox = DockerSandbox(DockerSandboxConfig(cpus=1.5, memory="1g", pids_limit=512))
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.mark.docker
+def test_base_image_reports_how_it_was_obtained(client: Any) -> None:
+    first = ensure_base_image(client, "3.11")
+    assert first.name == base_image_name("3.11") == "benchsmith/base:py3.11"
+    assert first.how in ("cached", "pulled", "built") and first.detail
+    again = ensure_base_image(client, "3.11")
+    assert again.how == "cached"
+    labels = client.images.get(first.name).labels
+    assert labels["benchsmith"] == "1" and labels["benchsmith.python"] == "3.11"
+
+
+@pytest.mark.docker
+def test_base_image_has_no_ca_bundle_baked_in_and_a_working_python(client: Any) -> None:
+    ensure_base_image(client, "3.11")
+    output = client.containers.run(
+        base_image_name("3.11"), ["python3.11", "-c", "import ssl, sqlite3, ctypes, lzma; print('ok')"],
+        remove=True, network_mode="none",
+    )
+    assert output.strip() == b"ok"
+    if client.images.list(name=ROOTFS_IMAGE):  # built locally rather than pulled
+        bundle = client.containers.run(base_image_name("3.11"), ["cat", "/etc/ssl/certs/ca-certificates.crt"],
+                                       remove=True, network_mode="none")
+        assert bundle.count(b"BEGIN CERTIFICATE") > 50  # Debian's public roots only
+
+
+@pytest.mark.docker
+def test_container_labels_limits_and_mounts(box: DockerSandbox, client: Any) -> None:
+    box.setup_python("3.11")
+    attrs = client.containers.get(box.name).attrs
+    labels = attrs["Config"]["Labels"]
+    assert labels["benchsmith"] == "1" and labels["benchsmith.python"] == "3.11"
+    host = attrs["HostConfig"]
+    assert host["NanoCpus"] == 1_500_000_000
+    assert host["Memory"] == 1024**3
+    assert host["PidsLimit"] == 512
+    assert host["NetworkMode"] == "host"
+    assert host["Init"] is True
+    mounts = {mount["Destination"]: mount for mount in attrs["Mounts"]}
+    assert mounts["/etc/ssl/certs/ca-certificates.crt"]["RW"] is False
+    assert mounts["/root/.cache/uv"]["Name"] == UV_CACHE_VOLUME
+    assert client.volumes.get(UV_CACHE_VOLUME).attrs["Labels"]["benchsmith"] == "1"
+
+
+@pytest.mark.docker
+def test_clean_leftovers_removes_stray_containers_but_not_live_ones(box: DockerSandbox, client: Any) -> None:
+    box.exec("true")
+    ensure_base_image(client, "3.11")
+    stray = client.containers.create(base_image_name("3.11"), ["sleep", "infinity"],
+                                     labels={"benchsmith": "1"})
+    removed = clean_leftovers(client)
+    assert f"container {stray.name}" in removed
+    assert client.containers.get(box.name).status == "running"
+    assert client.volumes.get(UV_CACHE_VOLUME)  # the shared cache stays by default
+
+
+@pytest.mark.docker
+def test_switching_python_keeps_the_checkout(box: DockerSandbox) -> None:
+    box.write_file("keep.txt", b"still here")
+    box.setup_python("3.11")
+    first = box.name
+    box.setup_python("3.9")
+    assert box.read_file("keep.txt") == b"still here"
+    assert "3.9" in box.exec("python -V").output
+    assert box.name == first
+
+
+@pytest.mark.docker
+def test_apt_can_be_disabled() -> None:
+    with DockerSandbox(DockerSandboxConfig(apt_allowed=False)) as box:
+        result = box.exec("apt-get install -y cowsay")
+    assert result.returncode == 100 and "apt is disabled" in result.output
+
+
+@pytest.mark.docker
+def test_disk_limit_is_applied_or_ignored_with_a_warning(client: Any) -> None:
+    with warnings.catch_warnings(record=True) as caught, \
+            DockerSandbox(DockerSandboxConfig(disk="5G")) as box:
+        warnings.simplefilter("always")
+        assert box.exec("true").ok
+        storage = client.containers.get(box.name).attrs["HostConfig"].get("StorageOpt") or {}
+    if storage.get("size") != "5G":  # e.g. overlay2 on ext4: no quota support
+        assert any("disk limit ignored" in str(w.message) for w in caught)
+
+
+@pytest.mark.docker
+def test_close_during_a_command_ends_it(box: DockerSandbox) -> None:
+    box.exec("true")
+    results: list[ExecResult] = []
+    runner = threading.Thread(target=lambda: results.append(box.exec("sleep 60", timeout=120)))
+    started = time.monotonic()
+    runner.start()
+    time.sleep(1)
+    box.close()
+    runner.join(30)
+    assert results and results[0].returncode == -9
+    assert time.monotonic() - started < 30
+
+
+@pytest.mark.docker
+def test_unreachable_daemon_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(BenchsmithError, match="start it with `dockerd`"):
+        docker_client()
+
+
+def test_missing_sdk_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "docker", None)
+    with pytest.raises(BenchsmithError, match=r"install benchsmith\[docker\]"):
+        docker_client()
