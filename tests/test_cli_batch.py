@@ -114,3 +114,17 @@ def test_bundled_example_validates(tmp_path: Path) -> None:
     result = run_cli("setup", str(example), "--date", "2024-06-01", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert json.loads(out.read_text())["status"] == "validated"
+
+
+def test_nearby_lists_older_commits_of_validated_records(make_repo, tmp_path: Path) -> None:
+    from benchsmith.setup.batch import nearby_lines
+    from benchsmith.setup.record import SetupRecord
+
+    repo = make_repo("history", {"a.txt": "1\n"})
+    first = repo.commit({"a.txt": "2\n"})
+    last = repo.commit({"a.txt": "3\n"})
+    validated = SetupRecord(repo="h", source=str(repo.path), commit=last, status="validated")
+    failed = SetupRecord(repo="h", source=str(repo.path), commit=last, status="failed")
+    assert nearby_lines([validated, failed], back=1) == [f"{repo.path} {first}"]
+    result = run_cli("nearby", str(tmp_path / "missing.jsonl"))
+    assert "results file not found" in one_line_error(result)
