@@ -209,3 +209,21 @@ def test_conflicting_added_package_is_dropped_before_relaxing() -> None:
     assert fixed is not None and fixed.packages == ["pytest"] and "drop flake8==3.6.0" in what
     relaxed, what = RuleRepairer().repair(fixed, diagnosis, context()) or (None, "")
     assert relaxed is not None and "pyflakes" in relaxed.exclude_newer_packages
+
+
+def test_reused_plan_gets_the_date_rules_of_its_new_date() -> None:
+    from benchsmith.setup.planner import apply_date_rules
+
+    ctx = context(root_files=["setup.py"])
+    reused = plan(exclude_newer="2021-03-01T00:00:00Z")
+    apply_date_rules(reused, ctx)
+    assert reused.exclude_newer_packages == {"setuptools": "2022-12-31T00:00:00Z"}
+    recent = plan()
+    apply_date_rules(recent, ctx)
+    assert recent.exclude_newer_packages == {}
+
+
+def test_a_broken_setup_py_is_not_mistaken_for_missing_pep660() -> None:
+    out = ("Failed to build `bib @ file:///x`\n  File \"build_meta.py\", in get_requires_for_build_editable\n"
+           "FileNotFoundError: [Errno 2] No such file or directory: 'README.rst'")
+    assert diagnose_install(failed(out), ["bib"]).kind == "project_build_failed"

@@ -6,6 +6,8 @@ The Docker cases are marked `docker`; they fail, not skip, when no engine is rea
 
 from __future__ import annotations
 
+import _thread
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +18,7 @@ import pytest
 from benchsmith.core import BenchsmithError, Sandbox
 from benchsmith.sandbox.config import LocalSandboxConfig
 from benchsmith.sandbox.docker import DockerSandbox
+from benchsmith.sandbox.docker_base import docker_client
 from benchsmith.sandbox.docker_config import DockerSandboxConfig
 from benchsmith.sandbox.local import LocalSandbox
 
@@ -31,6 +34,8 @@ MakeBox = Callable[..., Any]
 def make_box(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeBox]:
     """Factory: make_box(**config options) -> a sandbox of the parametrized backend."""
     boxes: list[Any] = []
+    if request.param == "docker":
+        docker_client()  # no engine: every Docker case fails here, loudly
 
     def make(**options: Any) -> Any:
         box: Any
@@ -84,6 +89,19 @@ def test_timeout_kills_the_whole_process_group(box: Any) -> None:
     result = box.exec("sleep 300 & echo $! > child.pid; wait", timeout=1)
     assert result.timed_out and not result.ok
     assert "timed out" in result.output
+    assert time.monotonic() - started < 15
+    time.sleep(0.2)
+    assert not _alive(box, "child.pid")
+
+
+def test_ctrl_c_during_a_command_kills_it(box: Any) -> None:
+    box.exec("true")
+    timer = threading.Timer(1, _thread.interrupt_main)
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        box.exec("sleep 300 & echo $! > child.pid; wait", timeout=60)
+    timer.join()
     assert time.monotonic() - started < 15
     time.sleep(0.2)
     assert not _alive(box, "child.pid")
@@ -164,8 +182,6 @@ def test_close_removes_everything_and_is_idempotent(box: Any) -> None:
         assert not box.root.exists()
     else:
         import docker.errors
-
-        from benchsmith.sandbox.docker_base import docker_client
 
         with pytest.raises(docker.errors.NotFound):
             docker_client().containers.get(box.name)

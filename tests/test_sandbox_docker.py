@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from benchsmith.core import BenchsmithError, ExecResult
+from benchsmith.sandbox import docker_rootfs
 from benchsmith.sandbox.docker import UV_CACHE_VOLUME, DockerSandbox, clean_leftovers
 from benchsmith.sandbox.docker_base import base_image_name, docker_client, ensure_base_image
 from benchsmith.sandbox.docker_config import DockerSandboxConfig
@@ -142,3 +143,40 @@ def test_missing_sdk_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "docker", None)
     with pytest.raises(BenchsmithError, match=r"install benchsmith\[docker\]"):
         docker_client()
+
+
+@pytest.mark.docker
+def test_base_image_override_lists_the_image_pythons() -> None:
+    config = DockerSandboxConfig(base_image=base_image_name("3.11"))
+    ensure_base_image(docker_client(), "3.11")
+    with DockerSandbox(config) as box:
+        assert box.available_pythons() == {"3.11": "python3.11"}
+        box.setup_python("3.11")
+        assert box.exec("python -c 'import sys; print(sys.prefix)'").output.strip() == box.venv
+        assert box.base is None  # an override is used as it is
+
+
+@pytest.mark.docker
+def test_a_python_without_image_or_interpreter_is_a_clear_error(client: Any) -> None:
+    with pytest.raises(BenchsmithError, match=r"no base image for Python 3\.99: .*have: .*3\.11"):
+        ensure_base_image(client, "3.99")
+
+
+@pytest.mark.docker
+def test_a_stopped_container_is_a_clear_error(box: DockerSandbox, client: Any) -> None:
+    box.exec("true")
+    client.containers.get(box.name).kill()
+    with pytest.raises(BenchsmithError, match="the container stopped"):
+        box.exec("true")
+
+
+def test_missing_debootstrap_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(docker_rootfs.shutil, "which", lambda name: None)
+    with pytest.raises(BenchsmithError, match="apt-get install -y debootstrap"):
+        docker_rootfs._build_rootfs(client=None, say=lambda message: None)
+
+
+def test_a_full_disk_is_a_clear_error() -> None:
+    with pytest.raises(BenchsmithError, match="no space left on device; free disk space"):
+        docker_rootfs.raise_for_disk("write /var/lib/docker/x: no space left on device", "building")
+    docker_rootfs.raise_for_disk("some other failure", "building")  # no error: not a disk problem

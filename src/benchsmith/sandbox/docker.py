@@ -11,10 +11,8 @@ import atexit
 import contextlib
 import os
 import posixpath
-import socket
 import sys
 import uuid
-import warnings
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -28,8 +26,21 @@ from benchsmith.sandbox.docker_base import (
     built_base_images,
     docker_client,
     ensure_base_image,
+    image_pythons,
 )
 from benchsmith.sandbox.docker_config import DockerSandboxConfig
+from benchsmith.sandbox.docker_container import (
+    CA_PATH,
+    LABEL,
+    UV_CACHE_PATH,
+    UV_CACHE_VOLUME,
+    WORKDIR,
+    ca_bundle,
+    create_container,
+    owner_label,
+    remove_leftovers,
+    why_unusable,
+)
 from benchsmith.sandbox.docker_exec import run_command
 from benchsmith.sandbox.docker_files import (
     SymlinkFound,
@@ -41,12 +52,10 @@ from benchsmith.sandbox.docker_files import (
 )
 from benchsmith.sandbox.env import ALLOWED_ENV, FIXED_ENV
 from benchsmith.sandbox.pythons import version_key
-from benchsmith.sandbox.tools import CA_ENV_VARS, host_ca_bundle
+from benchsmith.sandbox.tools import CA_ENV_VARS, uv_binary
 
-LABEL = "benchsmith"
-UV_CACHE_VOLUME = "benchsmith-uv-cache"
-UV_CACHE_PATH = "/root/.cache/uv"
-CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
+__all__ = ["DockerSandbox", "UV_CACHE_VOLUME", "clean_leftovers", "close_all"]
+
 VENV = "/work/venv"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Allow-listed host variables whose values are host paths: containers get their own.
@@ -56,7 +65,6 @@ _CA_VARS = (*CA_ENV_VARS, "CURL_CA_BUNDLE", "GIT_SSL_CAINFO")
 _GITCONFIG = (b"[user]\n\tname = benchsmith\n\temail = benchsmith@localhost\n"
               b"[init]\n\tdefaultBranch = main\n[safe]\n\tdirectory = *\n")
 _NO_APT = b'#!/bin/sh\necho "apt is disabled in this sandbox (apt_allowed = false)" >&2\nexit 100\n'
-_OWNER = f"{socket.gethostname()}:{os.getpid()}"
 
 _LIVE: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
 
@@ -73,7 +81,7 @@ atexit.register(close_all)
 class DockerSandbox:
     """Runs commands in a fresh container, created on first use and removed on close."""
 
-    workdir = "/work/repo"
+    workdir = WORKDIR
     venv = VENV
 
     def __init__(self, config: DockerSandboxConfig | None = None,
@@ -89,6 +97,7 @@ class DockerSandbox:
         # Archives to unpack (at a directory) once the container runs.
         self._pending: list[tuple[str, IO[bytes]]] = []
         self._venv_ready = False
+        self._image_pythons: dict[str, str] | None = None
         self._counter = 0
         self._closed = False
         _LIVE.add(self)
@@ -141,58 +150,36 @@ class DockerSandbox:
 
     def _start(self, python: str) -> None:
         """Create and start this sandbox's container from the base image for `python`."""
-        import docker.errors
-        from docker.types import Mount
-
         if self.config.base_image:
             image = self.config.base_image
         else:
             self.base = ensure_base_image(self.client, python, progress=self.progress)
             image = self.base.name
-        self._ensure_cache_volume()
-        mounts = [Mount(UV_CACHE_PATH, UV_CACHE_VOLUME, type="volume")]
-        ca_bundle = self.config.ca_bundle or host_ca_bundle()
-        if ca_bundle:
-            mounts.append(Mount(CA_PATH, os.path.realpath(ca_bundle), type="bind", read_only=True))
-        options: dict[str, Any] = dict(
-            command=["sleep", "infinity"], name=self.name, detach=True, init=True,
-            labels={LABEL: "1", "benchsmith.python": python, "benchsmith.owner": _OWNER},
-            network_mode=self.config.network_mode, working_dir=self.workdir, mounts=mounts,
-            nano_cpus=int(self.config.cpus * 1e9), mem_limit=self.config.memory,
-            pids_limit=self.config.pids_limit, environment={"HOME": "/root"},
-        )
-        if self.config.disk:
-            options["storage_opt"] = {"size": self.config.disk}
+        labels = {LABEL: "1", "benchsmith.python": python, "benchsmith.owner": owner_label()}
+        container = create_container(self.client, image, self.name, labels, self.config)
+        self.container_id, self.python = container.id, python
+        if self._closed:  # closed from another thread while the container was created
+            container.remove(force=True)
+            raise BenchsmithError(f"sandbox {self.name} is closed")
+        import docker.errors
+
         try:
-            container = self.client.containers.create(image, **options)
-        except docker.errors.APIError as exc:
-            if "storage_opt" not in options or "storage" not in str(exc).lower():
-                raise BenchsmithError(f"creating a container from {image} failed: "
-                                      f"{getattr(exc, 'explanation', exc)}") from None
-            warnings.warn(f"disk limit ignored: {getattr(exc, 'explanation', exc)}",
-                          RuntimeWarning, stacklevel=3)
-            del options["storage_opt"]
-            container = self.client.containers.create(image, **options)
-        self.container_id = container.id
-        self.python = python
-        container.start()
+            container.start()
+        except docker.errors.APIError as exc:  # close() removes the created container
+            raise BenchsmithError(f"starting a container from {image} failed: "
+                                  f"{getattr(exc, 'explanation', None) or exc}") from None
         files = [("/root/.gitconfig", _GITCONFIG, 0o644)]
         if not self.config.apt_allowed:
             files += [(f"/usr/local/sbin/{name}", _NO_APT, 0o755) for name in ("apt", "apt-get")]
         for path, content, mode in files:
             container.put_archive("/", tar_bytes(path, content, mode))
+        if self.config.base_image and not self.exec("command -v uv", use_venv=False).ok:
+            with tar_host_path(Path(uv_binary()), "/usr/local/bin/uv") as archive:
+                container.put_archive("/", archive)
         while self._pending:
             where, archive = self._pending.pop(0)
             with archive:
                 container.put_archive(where, archive)
-
-    def _ensure_cache_volume(self) -> None:
-        import docker.errors
-
-        try:
-            self.client.volumes.get(UV_CACHE_VOLUME)
-        except docker.errors.NotFound:
-            self.client.volumes.create(UV_CACHE_VOLUME, labels={LABEL: "1"})
 
     def _move_to(self, python: str) -> None:
         """Recreate the container from another Python's base, keeping the checkout."""
@@ -207,23 +194,22 @@ class DockerSandbox:
 
     # -- python ------------------------------------------------------------------------
     def available_pythons(self) -> dict[str, str]:
-        """Python versions with a base image, built already or buildable from the host."""
+        """Python versions with a base image, built already or buildable from the host
+        (with a `base_image` override: the ``python3.X`` executables in that image)."""
         if self.config.base_image:
-            return {self.python: f"python{self.python}"} if self.python else {}
+            if self._image_pythons is None:
+                self._image_pythons = image_pythons(self.client, self.config.base_image)
+            return self._image_pythons
         versions = set(buildable_pythons()) | set(built_base_images(self.client))
         return {v: f"/usr/local/bin/python{v}" for v in sorted(versions, key=version_key)}
 
     def setup_python(self, version: str) -> str:
         """Create /work/venv with Python `version`, starting the container if needed."""
-        if self.config.base_image:
-            interpreter = f"python{version}"
-            self.python = self.python or version
-        else:
-            pythons = self.available_pythons()
-            if version not in pythons:
-                raise BenchsmithError(f"Python {version} is not available here "
-                                      f"(have: {', '.join(pythons) or 'none'})")
-            interpreter = pythons[version]
+        pythons = self.available_pythons()
+        if version not in pythons:
+            raise BenchsmithError(f"Python {version} is not available here "
+                                  f"(have: {', '.join(pythons) or 'none'})")
+        interpreter = pythons[version]
         if self.container_id is None:
             self._start(version)
         elif self.python != version and not self.config.base_image:
@@ -245,7 +231,7 @@ class DockerSandbox:
         env.update(FIXED_ENV)
         env.update(HOME="/root", UV_CACHE_DIR=UV_CACHE_PATH, PATH=SYSTEM_PATH,
                    UV_LINK_MODE="copy")  # the cache is a volume: hard links cannot cross
-        if self.config.ca_bundle or host_ca_bundle():
+        if ca_bundle(self.config):
             env.update(dict.fromkeys(_CA_VARS, CA_PATH))
         if use_venv and self._venv_ready:
             env["PATH"] = f"{VENV}/bin:{SYSTEM_PATH}"
@@ -257,18 +243,24 @@ class DockerSandbox:
     def exec(self, command: str, *, cwd: str | None = None, env: dict[str, str] | None = None,
              timeout: float | None = None, use_venv: bool = True) -> ExecResult:
         """Run `command` with bash in the container; kill its whole session on timeout."""
+        import docker
+
         container_id = self._ensure_started()
         if self._stream_client is None:
-            import docker
-
             self._stream_client = docker.from_env(timeout=None)
         self._counter += 1
-        return run_command(
-            self.client, self._stream_client, container_id, command,
-            env=self._env(env, use_venv), cwd=container_path(cwd or ".", self.workdir),
-            timeout=timeout or self.config.timeout_s, seq=self._counter,
-            max_output_bytes=self.config.max_output_bytes,
-        )
+        try:
+            return run_command(
+                self.client, self._stream_client, container_id, command,
+                env=self._env(env, use_venv), cwd=container_path(cwd or ".", self.workdir),
+                timeout=timeout or self.config.timeout_s, seq=self._counter,
+                max_output_bytes=self.config.max_output_bytes,
+            )
+        except docker.errors.APIError as exc:
+            if self._closed:
+                raise BenchsmithError(f"sandbox {self.name} is closed") from None
+            reason = why_unusable(self.client, container_id, exc)
+            raise BenchsmithError(f"sandbox {self.name}: {reason}") from None
 
     # -- files -------------------------------------------------------------------------
     def _put(self, archive: IO[bytes] | bytes) -> None:
@@ -310,38 +302,9 @@ class DockerSandbox:
 
 
 def clean_leftovers(client: Any, include_cache: bool = False) -> list[str]:
-    """Remove benchsmith containers and volumes no live benchsmith process uses.
+    """Remove benchsmith containers and volumes that no running benchsmith process uses.
 
     The shared uv cache volume stays unless `include_cache`. Returns what was removed.
     """
-    import docker.errors
-
-    live = {sandbox.container_id for sandbox in list(_LIVE)}
-    removed = []
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
-        if container.id in live or _owner_alive(container.labels.get("benchsmith.owner", "")):
-            continue
-        with contextlib.suppress(docker.errors.NotFound):
-            container.remove(force=True)
-            removed.append(f"container {container.name}")
-    for volume in client.volumes.list(filters={"label": f"{LABEL}=1"}):
-        if volume.name == UV_CACHE_VOLUME and not include_cache:
-            continue
-        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-            volume.remove(force=True)
-            removed.append(f"volume {volume.name}")
-    return removed
-
-
-def _owner_alive(owner: str) -> bool:
-    """True if `owner` ("host:pid") is another process on this machine that still runs."""
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    live = {sandbox.container_id for sandbox in list(_LIVE) if sandbox.container_id}
+    return remove_leftovers(client, live, include_cache)

@@ -9,6 +9,7 @@ baked into any image: sandboxes mount it at run time.
 from __future__ import annotations
 
 import os
+import re
 import tarfile
 import tempfile
 import time
@@ -57,11 +58,18 @@ def docker_client() -> Any:
         raise BenchsmithError(
             "the docker backend needs the Docker SDK: install benchsmith[docker] (`pip install docker`)"
         ) from None
+    import requests
+
     try:
         client = docker.from_env()
         client.ping()
-    except docker.errors.DockerException as exc:
+    except (docker.errors.DockerException, requests.RequestException, OSError) as exc:
         reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        if "permission denied" in reason.lower():
+            raise BenchsmithError(
+                f"Docker daemon not reachable ({reason}): run as root or add your user to "
+                "the `docker` group"
+            ) from None
         raise BenchsmithError(
             f"Docker daemon not reachable ({reason}): start it with `dockerd` or "
             "`systemctl start docker`"
@@ -106,6 +114,22 @@ def built_base_images(client: Any) -> list[str]:
     return sorted(set(versions), key=version_key)
 
 
+def image_pythons(client: Any, image: str) -> dict[str, str]:
+    """The ``python3.X`` executables on the PATH of `image` (for a `base_image` override)."""
+    import docker
+
+    try:
+        listing = client.containers.run(
+            image, ["sh", "-c", "ls /usr/local/bin /usr/bin /bin 2>/dev/null"], remove=True,
+            network_mode="none", labels={"benchsmith": "1"},
+        ).decode(errors="replace")
+    except docker.errors.DockerException as exc:
+        reason = str(getattr(exc, "explanation", None) or exc).splitlines()[0][:200]
+        raise BenchsmithError(f"cannot list the Pythons of image {image}: {reason}") from None
+    found = set(re.findall(r"^python(3\.\d+)$", listing, flags=re.MULTILINE))
+    return {v: f"python{v}" for v in sorted(found, key=version_key) if version_key(v) >= (3, 6)}
+
+
 def ensure_base_image(client: Any, python: str, *, rebuild: bool = False,
                       progress: Progress | None = None) -> BaseImageResult:
     """Make sure ``benchsmith/base:py<python>`` exists: cached, else pulled, else built."""
@@ -125,9 +149,9 @@ def ensure_base_image(client: Any, python: str, *, rebuild: bool = False,
                     f"python:{python}-slim + build tools + uv ({time.monotonic() - started:.1f} s)"))
             except BenchsmithError as exc:
                 pull_note = f"building on python:{python}-slim failed: {exc}"
+        prefix = _host_prefix(python, pull_note)
         say(f"building {name} locally ({pull_note})")
         rootfs_note = ensure_rootfs(client, progress=say)
-        prefix = _host_prefix(python, pull_note)
         build_started = time.monotonic()
         _build_from_host(client, python, prefix, name)
         return BaseImageResult(name=name, how="built", detail=(

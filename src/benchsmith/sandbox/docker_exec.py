@@ -23,12 +23,12 @@ from benchsmith.sandbox.output import _HEAD_BYTES
 LOG_DIR = "/var/tmp/benchsmith"
 _MARK = b"@@benchsmith-exec@@"
 _HEADER = re.compile(rb"@@benchsmith-exec@@ rc=(\d+) size=(\d+)\n")
-# $1 pid file, $2 log file, $3 command, $4 output cap, $5 head bytes kept when cut.
+# $1 pid file, $2 log file, $3 command, $4 output cap, $5 head bytes kept when cut, $6 cwd.
 _WRAPPER = r"""exec 2>&1
 mkdir -p "${1%/*}"
 # The braces also silence bash's own "Killed" notice when the session is killed.
-{ setsid -w bash -c 'echo $$ > "$1"; exec bash -c "$3" > "$2" 2>&1 < /dev/null' benchsmith "$@"; } \
-  2>/dev/null
+{ setsid -w bash -c 'echo $$ > "$1"; exec > "$2" 2>&1 < /dev/null; cd -- "$6" && exec bash -c "$3"' \
+  benchsmith "$@"; } 2>/dev/null
 rc=$?
 sid=$(cat "$1" 2>/dev/null)
 if [ -n "$sid" ]; then pkill -KILL -s "$sid" 2>/dev/null; kill -KILL -- "-$sid" 2>/dev/null; fi
@@ -69,16 +69,19 @@ def run_command(client: Any, stream_client: Any, container_id: str, command: str
     pid_file, log_file = f"{LOG_DIR}/{seq:04d}.pid", f"{LOG_DIR}/{seq:04d}.log"
     head = min(_HEAD_BYTES, max_output_bytes // 4)
     argv = ["bash", "-c", _WRAPPER, "benchsmith", pid_file, log_file, command,
-            str(max_output_bytes), str(head)]
+            str(max_output_bytes), str(head), cwd]
     start = time.monotonic()
     exec_id = client.api.exec_create(container_id, argv, stdout=True, stderr=True,
-                                     environment=env, workdir=cwd)["Id"]
+                                     environment=env, workdir="/")["Id"]
     # A client without read timeout: the wrapper is silent until the command ends.
     reader = _Reader(stream_client.api.exec_start(exec_id, stream=True, demux=False))
     reader.start()
     timed_out = False
+    deadline = start + timeout
     try:
-        reader.join(timeout)
+        # Short slices: a Ctrl-C that lands on another thread is acted on within 0.2 s.
+        while reader.is_alive() and time.monotonic() < deadline:
+            reader.join(min(0.2, max(deadline - time.monotonic(), 0)))
         if reader.is_alive():
             timed_out = True
             kill_session(client, container_id, pid_file)
@@ -89,8 +92,7 @@ def run_command(client: Any, stream_client: Any, container_id: str, command: str
         raise
     result = _parse(b"".join(reader.chunks), max_output_bytes, head)
     if result is None:
-        reason = f": {reader.error}" if reader.error else ""
-        result = (-9, f"\n[benchsmith] the command's container went away{reason}\n", False)
+        result = (-9, _lost(client, exec_id, reader), False)
     returncode, output, truncated = result
     if timed_out:
         returncode = -9
@@ -98,6 +100,18 @@ def run_command(client: Any, stream_client: Any, container_id: str, command: str
     return ExecResult(command=command, returncode=returncode, output=output,
                       timed_out=timed_out, duration_s=round(time.monotonic() - start, 3),
                       truncated=truncated)
+
+
+def _lost(client: Any, exec_id: str, reader: _Reader) -> str:
+    """Explain an exec whose wrapper never reported (the container was removed or stopped)."""
+    try:
+        exit_code = client.api.exec_inspect(exec_id).get("ExitCode")
+    except Exception:
+        exit_code = None
+    reason = f" ({reader.error})" if reader.error else ""
+    raw = b"".join(reader.chunks).decode("utf-8", errors="replace")
+    return (f"{raw}\n[benchsmith] the command ended without a report (exit code {exit_code}): "
+            f"the container was removed or stopped{reason}\n")
 
 
 def kill_session(client: Any, container_id: str, pid_file: str) -> None:

@@ -38,8 +38,9 @@ Progress = Callable[[str], None]
 @contextlib.contextmanager
 def machine_lock(name: str) -> Iterator[None]:
     """Serialize image builds between benchsmith processes on this machine."""
-    path = os.path.join(tempfile.gettempdir(), f"benchsmith-{name.replace('/', '_')}.lock")
-    with open(path, "w") as handle:
+    directory = os.path.join(tempfile.gettempdir(), "benchsmith-locks")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, name.replace("/", "_") + ".lock"), "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -17,6 +17,11 @@ _DIRECT_URL = re.compile(
     r"Failed to (?:fetch|download|clone)[^`\n]*?`?((?:git\+)?https?://(?!pypi\.org|files\.pythonhosted\.org)"
     r"[^`\s()]*(?:\.zip|\.tar\.gz|\.git|/archive/|@)[^`\s()]*)"
 )
+_NO_PEP660 = re.compile(
+    r"has no attribute 'build_editable'|does not support editable|"
+    r"missing the `build_editable` hook|Editable installs? (?:is|are) not supported",
+    re.IGNORECASE,
+)
 _MISSING_MODULE = re.compile(
     r"(?:ModuleNotFoundError|ImportError): No module named ['\"]?([A-Za-z_][\w.]*)['\"]?"
 )
@@ -80,8 +85,7 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         return Diagnosis(category="undecidable", kind="network", infrastructure=True,
                          reason=f"package index unreachable: {_line_with(out, network)[:200]}",
                          evidence=_tail(out))
-    if "build_editable" in out or "does not support editable" in out.lower() or (
-            "editable" in out and "PEP 660" in out):
+    if _NO_PEP660.search(out):
         return Diagnosis(category="installation", kind="no_pep660",
                          reason="the build backend of that date cannot do editable installs",
                          evidence=_tail(out))

@@ -30,7 +30,7 @@ from benchsmith.setup.checkout import Checkout, materialize, resolve
 from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.plan import render
-from benchsmith.setup.planner import RulePlanner
+from benchsmith.setup.planner import RulePlanner, apply_date_rules
 from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
 from benchsmith.setup.record import CommandRun, Iteration, SetupRecord, TestCounts
 from benchsmith.setup.refdb import ReferenceDB
@@ -128,7 +128,7 @@ class SetupEngine:
         finally:
             probe.close()
         choice = choose_python(context, pin_day, available)
-        candidates = self._reference_plans(checkout, choice, available, pin_day)
+        candidates = self._reference_plans(checkout, context, choice, available, pin_day)
         candidates.append(("rules", self.planner.plan(context, choice, checkout.exclude_newer)))
         record = SetupRecord(repo=checkout.repo, source=checkout.source, commit=checkout.commit,
                              date=checkout.pin_date, exclude_newer=checkout.exclude_newer,
@@ -196,8 +196,8 @@ class SetupEngine:
             self.refdb.save(checkout.repo, checkout.commit, checkout.pin_date, plan, record.install,
                             record.test, record.pass_rate, backend=self.options.sandbox.type)
 
-    def _reference_plans(self, checkout: Checkout, choice: PythonChoice, available: dict[str, str],
-                         pin_day: date) -> list[tuple[str, Plan]]:
+    def _reference_plans(self, checkout: Checkout, context: RepoContext, choice: PythonChoice,
+                         available: dict[str, str], pin_day: date) -> list[tuple[str, Plan]]:
         if self.refdb is None:
             return []
         plans: list[tuple[str, Plan]] = []
@@ -209,6 +209,7 @@ class SetupEngine:
                 plan.python = choice.version
             order = [choice.version, *choice.fallbacks]
             plan.python_fallbacks = [v for v in order if version_key(v) < version_key(plan.python)]
+            apply_date_rules(plan, context)
             plans.append((f"reference {spec.commit[:12]} {spec.date}", plan))
         return plans
 

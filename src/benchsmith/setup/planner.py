@@ -69,7 +69,7 @@ class RulePlanner:
         self._requirements(context, plan)
         self._test_command(context, plan)
         self._plugins(context, plan)
-        self._build_tools(context, plan)
+        apply_date_rules(plan, context)
         return plan
 
     # -- install ----------------------------------------------------------------------
@@ -186,22 +186,24 @@ class RulePlanner:
             plan.packages += plugins
             plan.sources["plugins"] = [context.pytest_config_file or "test command"]
 
-    def _build_tools(self, context: RepoContext, plan: Plan) -> None:
-        if not plan.install_project or not plan.editable:
-            return
-        pinned = date.fromisoformat(plan.exclude_newer[:10])
-        backend = _backend_distribution(context)
-        since = PEP660_DATES.get(backend)
-        if since and pinned < date.fromisoformat(since):
-            floor = max(BUILD_TOOL_FLOOR, since)
-            plan.exclude_newer_packages[backend] = f"{floor}T00:00:00Z"
-            plan.notes.append(
-                f"{backend} before {since} has no PEP 660 editable builds: "
-                f"allowing {backend} up to {floor}"
-            )
+
+def apply_date_rules(plan: Plan, context: RepoContext) -> None:
+    """Rules that depend on the pin date; re-applied when a plan is reused at another date."""
+    if not plan.install_project or not plan.editable:
+        return
+    pinned = date.fromisoformat(plan.exclude_newer[:10])
+    backend = backend_distribution(context)
+    since = PEP660_DATES.get(backend)
+    if since and pinned < date.fromisoformat(since) and backend not in plan.exclude_newer_packages:
+        floor = max(BUILD_TOOL_FLOOR, since)
+        plan.exclude_newer_packages[backend] = f"{floor}T00:00:00Z"
+        plan.notes.append(
+            f"{backend} before {since} has no PEP 660 editable builds: "
+            f"allowing {backend} up to {floor}"
+        )
 
 
-def _backend_distribution(context: RepoContext) -> str:
+def backend_distribution(context: RepoContext) -> str:
     backend = (context.build_backend or "setuptools.build_meta").split(".")[0].split(":")[0]
     return {
         "setuptools": "setuptools",

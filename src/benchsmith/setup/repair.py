@@ -23,7 +23,7 @@ from benchsmith.setup.knowledge import (
     distribution_for_import,
     plugin_for_option,
 )
-from benchsmith.setup.planner import BUILD_TOOL_FLOOR, _backend_distribution
+from benchsmith.setup.planner import BUILD_TOOL_FLOOR, backend_distribution
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
 
@@ -93,7 +93,7 @@ def repair_build_dependency(plan: Plan, diagnosis: Diagnosis, context: RepoConte
 
 def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """No PEP 660 hooks at the date: allow a newer build backend, then fall back to a regular install."""
-    backend = _backend_distribution(context)
+    backend = backend_distribution(context)
     if backend not in plan.exclude_newer_packages and plan.build_isolation:
         plan.exclude_newer_packages[backend] = f"{BUILD_TOOL_FLOOR}T00:00:00Z"
         return f"allow {backend} up to {BUILD_TOOL_FLOOR} (editable builds)"
