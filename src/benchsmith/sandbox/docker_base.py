@@ -8,6 +8,7 @@ baked into any image: sandboxes mount it at run time.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tarfile
@@ -140,23 +141,35 @@ def ensure_base_image(client: Any, python: str, *, rebuild: bool = False,
     with machine_lock(name):
         if not rebuild and image_exists(client, name):
             return BaseImageResult(name=name, how="cached", detail=_describe(client, name))
-        started = time.monotonic()
-        pulled, pull_note = _pull_slim(client, python, say)
-        if pulled:
-            try:
-                _build_from_slim(client, python, name)
-                return BaseImageResult(name=name, how="pulled", detail=(
-                    f"python:{python}-slim + build tools + uv ({time.monotonic() - started:.1f} s)"))
-            except BenchsmithError as exc:
-                pull_note = f"building on python:{python}-slim failed: {exc}"
-        prefix = _host_prefix(python, pull_note)
-        say(f"building {name} locally ({pull_note})")
-        rootfs_note = ensure_rootfs(client, progress=say)
-        build_started = time.monotonic()
-        _build_from_host(client, python, prefix, name)
-        return BaseImageResult(name=name, how="built", detail=(
-            f"{ROOTFS_IMAGE} + host {prefix} + uv; {rootfs_note}; image built in "
-            f"{time.monotonic() - build_started:.1f} s ({pull_note})"))
+        old_id = client.images.get(name).id if image_exists(client, name) else None
+        result = _obtain(client, python, name, say, nocache=rebuild)
+        if old_id and client.images.get(name).id != old_id:
+            import docker.errors
+
+            with contextlib.suppress(docker.errors.APIError):  # still used by a container
+                client.images.remove(old_id)
+        return result
+
+
+def _obtain(client: Any, python: str, name: str, say: Progress, nocache: bool) -> BaseImageResult:
+    """Build `name` on a pulled python:X-slim, else on the debootstrapped rootfs."""
+    started = time.monotonic()
+    pulled, pull_note = _pull_slim(client, python, say)
+    if pulled:
+        try:
+            _build_from_slim(client, python, name, nocache)
+            return BaseImageResult(name=name, how="pulled", detail=(
+                f"python:{python}-slim + build tools + uv ({time.monotonic() - started:.1f} s)"))
+        except BenchsmithError as exc:
+            pull_note = f"building on python:{python}-slim failed: {exc}"
+    prefix = _host_prefix(python, pull_note)
+    say(f"building {name} locally ({pull_note})")
+    rootfs_note = ensure_rootfs(client, progress=say)
+    build_started = time.monotonic()
+    _build_from_host(client, python, prefix, name, nocache)
+    return BaseImageResult(name=name, how="built", detail=(
+        f"{ROOTFS_IMAGE} + host {prefix} + uv; {rootfs_note}; image built in "
+        f"{time.monotonic() - build_started:.1f} s ({pull_note})"))
 
 
 def _describe(client: Any, name: str) -> str:
@@ -195,7 +208,7 @@ def _pull_slim(client: Any, python: str, say: Progress) -> tuple[bool, str]:
     return True, f"pulled python:{python}-slim"
 
 
-def _build_from_slim(client: Any, python: str, name: str) -> None:
+def _build_from_slim(client: Any, python: str, name: str, nocache: bool) -> None:
     dockerfile = f"""\
 FROM python:{python}-slim
 RUN apt-get update && apt-get install -y --no-install-recommends {SLIM_PACKAGES} \\
@@ -208,10 +221,10 @@ CMD ["sleep", "infinity"]
         with tarfile.open(fileobj=context, mode="w") as tar:
             _add_text(tar, "Dockerfile", dockerfile)
             tar.add(uv_binary(), arcname="uv")
-        _build(client, context, name, python)
+        _build(client, context, name, python, nocache)
 
 
-def _build_from_host(client: Any, python: str, prefix: Path, name: str) -> None:
+def _build_from_host(client: Any, python: str, prefix: Path, name: str, nocache: bool) -> None:
     check_libs = (
         f'for f in {prefix}/bin/python{python} {prefix}/lib/*.so* '
         f'{prefix}/lib/python{python}/lib-dynload/*.so; do '
@@ -251,7 +264,7 @@ CMD ["sleep", "infinity"]
             _add_text(tar, "Dockerfile", dockerfile)
             tar.add(str(prefix), arcname="python", filter=trim)
             tar.add(uv_binary(), arcname="uv")
-        _build(client, context, name, python)
+        _build(client, context, name, python, nocache)
 
 
 def _add_text(tar: tarfile.TarFile, name: str, text: str) -> None:
@@ -264,7 +277,7 @@ def _add_text(tar: tarfile.TarFile, name: str, text: str) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
-def _build(client: Any, context: Any, name: str, python: str) -> None:
+def _build(client: Any, context: Any, name: str, python: str, nocache: bool) -> None:
     import docker
 
     context.seek(0)
@@ -274,7 +287,7 @@ def _build(client: Any, context: Any, name: str, python: str) -> None:
     try:
         client.images.build(fileobj=context, custom_context=True, tag=name, labels=labels,
                             rm=True, forcerm=True, pull=False, network_mode="host",
-                            buildargs=proxies)
+                            buildargs=proxies, nocache=nocache)
     except docker.errors.BuildError as exc:
         log = "".join(str(entry.get("stream") or entry.get("error") or "")
                       for entry in exc.build_log)
