@@ -26,7 +26,7 @@ out = Console()
 RevOpt = Annotated[str | None, typer.Option("--rev", help="Commit, tag or branch to set up.")]
 DateOpt = Annotated[str | None, typer.Option(
     "--date", help="YYYY-MM-DD: pin dependencies to this date (and, without --rev, use the last commit before it).")]
-BackendOpt = Annotated[str, typer.Option("--backend", help="Where commands run: local.")]
+BackendOpt = Annotated[str, typer.Option("--backend", help="Where commands run: local or docker.")]
 IterOpt = Annotated[int, typer.Option("--max-iterations", min=0, help="Repair rounds after the first attempt.")]
 ThresholdOpt = Annotated[float, typer.Option("--threshold", min=0.0, max=1.0, help="Share of tests that must pass.")]
 RefdbOpt = Annotated[str | None, typer.Option("--refdb", help="Reference database file (SQLite).")]
@@ -41,14 +41,21 @@ def _fail(message: str, code: int = 2) -> None:
 
 def _engine(backend: str, max_iterations: int, threshold: float, refdb: str | None,
             no_refdb: bool, test_timeout: float, quiet: bool = False) -> SetupEngine:
-    from benchsmith.sandbox.config import LocalSandboxConfig
+    from benchsmith.sandbox import BACKENDS, DockerSandboxConfig, LocalSandboxConfig
     from benchsmith.setup.engine import SetupEngine, SetupOptions
 
-    if backend != "local":
-        _fail(f"unknown backend {backend!r}: available backends are: local")
+    if backend not in BACKENDS:
+        _fail(f"unknown backend {backend!r}: available backends are: {', '.join(BACKENDS)}")
+    sandbox = LocalSandboxConfig() if backend == "local" else DockerSandboxConfig()
+    if backend == "docker":
+        from benchsmith.sandbox.docker_base import docker_client
+
+        try:
+            docker_client()
+        except BenchsmithError as exc:
+            _fail(str(exc))
     options = SetupOptions(max_iterations=max_iterations, threshold=threshold, refdb=refdb,
-                           use_refdb=not no_refdb, test_timeout_s=test_timeout,
-                           sandbox=LocalSandboxConfig())
+                           use_refdb=not no_refdb, test_timeout_s=test_timeout, sandbox=sandbox)
     progress = None if quiet else (lambda message: err.print(f"[dim]{message}[/]", highlight=False))
     return SetupEngine(options, progress=progress)
 
@@ -155,6 +162,44 @@ def nearby(
         _fail(f"results file not found: {results}")
     for line in nearby_lines(read_records(results), back):
         out.print(line, highlight=False, soft_wrap=True)
+
+
+docker_app = typer.Typer(no_args_is_help=True, help="Docker backend: base images and leftovers.")
+app.add_typer(docker_app, name="docker")
+
+
+@docker_app.command("base")
+def docker_base(
+    python: Annotated[str, typer.Option("--python", help="Python minor version, e.g. 3.11.")],
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Build again even if it exists.")] = False,
+) -> None:
+    """Pull or build the base image for one Python version, and say which way it went."""
+    from benchsmith.sandbox.docker_base import docker_client, ensure_base_image
+
+    try:
+        result = ensure_base_image(docker_client(), python, rebuild=rebuild,
+                                   progress=lambda m: err.print(f"[dim]{m}[/]", highlight=False))
+    except BenchsmithError as exc:
+        _fail(str(exc))
+        return
+    out.print(f"{result.name}: {result.how} ({result.detail})", highlight=False)
+
+
+@docker_app.command("clean")
+def docker_clean(
+    include_cache: Annotated[bool, typer.Option("--include-cache", help="Also remove the shared uv cache volume.")] = False,
+) -> None:
+    """Remove containers and volumes benchsmith left behind (labelled benchsmith=1)."""
+    from benchsmith.sandbox.docker import clean_leftovers
+    from benchsmith.sandbox.docker_base import docker_client
+
+    try:
+        removed = clean_leftovers(docker_client(), include_cache=include_cache)
+    except BenchsmithError as exc:
+        _fail(str(exc))
+        return
+    out.print(f"removed {len(removed)} object(s)" + (": " + ", ".join(removed) if removed else ""),
+              highlight=False)
 
 
 def _check_date(value: str) -> None:

@@ -1,5 +1,19 @@
 """Where commands run: sandbox backends behind the `Sandbox` protocol."""
 
-from benchsmith.sandbox.config import LocalSandboxConfig, SandboxConfig, make_sandbox
+from benchsmith.sandbox.config import (
+    BACKENDS,
+    LocalSandboxConfig,
+    SandboxConfig,
+    close_all_sandboxes,
+    make_sandbox,
+)
+from benchsmith.sandbox.docker_config import DockerSandboxConfig
 
-__all__ = ["LocalSandboxConfig", "SandboxConfig", "make_sandbox"]
+__all__ = [
+    "BACKENDS",
+    "DockerSandboxConfig",
+    "LocalSandboxConfig",
+    "SandboxConfig",
+    "close_all_sandboxes",
+    "make_sandbox",
+]

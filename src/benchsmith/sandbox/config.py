@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from benchsmith.sandbox.docker_config import DockerSandboxConfig
 
 if TYPE_CHECKING:
     from benchsmith.core import Sandbox
@@ -30,14 +32,27 @@ class LocalSandboxConfig(BaseModel):
     """Keep the sandbox directory after closing (for debugging)."""
 
 
-# A discriminated union (Field(discriminator="type")) once a second backend exists.
-SandboxConfig = LocalSandboxConfig
+SandboxConfig = Annotated[LocalSandboxConfig | DockerSandboxConfig, Field(discriminator="type")]
+BACKENDS = ("local", "docker")
 
 
-def make_sandbox(config: LocalSandboxConfig) -> Sandbox:
-    """Create a sandbox for `config`, importing the backend lazily."""
+def make_sandbox(config: LocalSandboxConfig | DockerSandboxConfig) -> Sandbox:
+    """Create a sandbox for `config`, importing the backend (and its SDK) lazily."""
     if config.type == "local":
         from benchsmith.sandbox.local import LocalSandbox
 
         return LocalSandbox(config)
+    if config.type == "docker":
+        from benchsmith.sandbox.docker import DockerSandbox
+
+        return DockerSandbox(config)
     raise ValueError(f"unknown sandbox backend {config.type!r}")
+
+
+def close_all_sandboxes() -> None:
+    """Close every open sandbox of every backend that was used (Ctrl-C, SIGTERM)."""
+    import sys
+
+    for module in ("benchsmith.sandbox.local", "benchsmith.sandbox.docker"):
+        if module in sys.modules:
+            sys.modules[module].close_all()

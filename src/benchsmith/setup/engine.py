@@ -24,7 +24,12 @@ from benchsmith.core import (
     TestStatus,
 )
 from benchsmith.parsing import parse_test_output
-from benchsmith.sandbox.config import LocalSandboxConfig, SandboxConfig, make_sandbox
+from benchsmith.sandbox.config import (
+    LocalSandboxConfig,
+    SandboxConfig,
+    close_all_sandboxes,
+    make_sandbox,
+)
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.checkout import Checkout, materialize, resolve
 from benchsmith.setup.context import gather_context
@@ -92,10 +97,8 @@ class SetupEngine:
 
     def cancel(self) -> None:
         """Stop all running setups: no new attempt starts, running sandboxes are closed."""
-        from benchsmith.sandbox.local import close_all
-
         self.cancelled.set()
-        close_all()
+        close_all_sandboxes()
 
     # -- public ------------------------------------------------------------------------
     def setup(self, source: str, rev: str | None = None, on_date: str | None = None,
