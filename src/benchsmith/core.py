@@ -86,6 +86,7 @@ class Plan(BaseModel):
     requirement_files: list[str] = Field(default_factory=list)
     groups: list[str] = Field(default_factory=list)
     packages: list[str] = Field(default_factory=list)
+    apt_packages: list[str] = Field(default_factory=list)  # installed only where apt is allowed
     exclude_newer_packages: dict[str, str] = Field(default_factory=dict)
     build_isolation: bool = True
     build_requirements: list[str] = Field(default_factory=list)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from benchsmith.core import Diagnosis, ExecResult
+from benchsmith.setup.system_packages import debian_packages_for
 
 _NETWORK = re.compile(
     r"(dns error|failed to lookup address|Connection refused|tcp connect error|"
@@ -107,6 +108,8 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                          reason=f"no version of {unsat.group(1)} fits the date pin and the other requirements",
                          facts={"packages": [unsat.group(1)], "required": required},
                          evidence=_line_with(out, unsat))
+    if system := _system_packages(out):
+        return system
     if build := _FAILED_BUILD.search(out):
         name, own = build.group(1), bool(build.group(2))
         modules = [m.split(".")[0] for m in _MISSING_MODULE.findall(out)]
@@ -147,6 +150,8 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str)
         return Diagnosis(category="testing", kind="unknown_options",
                          reason=f"pytest does not know {' '.join(options)}",
                          facts={"options": options}, evidence=_line_with(out, unrecognized))
+    if system := _system_packages(out):
+        return system
     for pattern, newest in REMOVED_APIS:
         if newest and (removed := pattern.search(out)):
             return Diagnosis(category="python", kind="removed_api",
@@ -196,6 +201,15 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str)
                          evidence=_tail(out))
     return Diagnosis(category="undecidable", kind="tests_failing",
                      reason="too many tests fail and no rule explains why", evidence=_tail(out))
+
+
+def _system_packages(out: str) -> Diagnosis | None:
+    packages = debian_packages_for(out)
+    if not packages:
+        return None
+    return Diagnosis(category="installation", kind="system_packages",
+                     reason=f"needs Debian packages: {' '.join(packages)}",
+                     facts={"apt": packages}, evidence=_tail(out))
 
 
 def _no_tests(out: str, returncode: int, runner: str) -> bool:

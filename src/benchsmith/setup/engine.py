@@ -90,7 +90,8 @@ class SetupEngine:
                  progress: Progress | None = None) -> None:
         self.options = options or SetupOptions()
         self.planner = RulePlanner()
-        self.repairer: Repairer = repairer or RuleRepairer()
+        self.apt = self.options.sandbox.type == "docker" and self.options.sandbox.apt_allowed
+        self.repairer: Repairer = repairer or RuleRepairer(apt=self.apt)
         self.progress = progress or (lambda message: None)
         self.refdb = ReferenceDB(self.options.refdb) if self.options.use_refdb else None
         self.cancelled = threading.Event()
@@ -163,6 +164,10 @@ class SetupEngine:
             if repaired is not None:
                 plan, iteration.repair = repaired
                 origin = "repair"
+            elif diagnosis.kind == "system_packages" and not self.apt:
+                diagnosis.reason += (" (the local backend installs no system packages;"
+                                     " use --backend docker)")
+                break
             elif candidates:
                 origin, plan = candidates.pop(0)
                 iteration.repair = f"no rule applies; start over from the {origin} plan"
@@ -172,7 +177,7 @@ class SetupEngine:
         last = record.iterations[-1]
         record.plan = plan
         record.python = plan.python
-        record.install, record.test = render(plan)
+        record.install, record.test = render(plan, apt=self.apt)
         record.runner = plan.runner
         record.sources = plan.sources
         if last.diagnosis:
@@ -188,7 +193,7 @@ class SetupEngine:
         record.status = "validated"
         record.plan = plan
         record.python = plan.python
-        record.install, record.test = render(plan)
+        record.install, record.test = render(plan, apt=self.apt)
         record.runner = plan.runner
         record.sources = plan.sources
         record.tests = counts
@@ -221,7 +226,7 @@ class SetupEngine:
         started = time.monotonic()
         iteration = Iteration(round=round_number, python=plan.python, origin=origin)
         counts = TestCounts()
-        install, test = render(plan)
+        install, test = render(plan, apt=self.apt)
         env = {"UV_EXCLUDE_NEWER": plan.exclude_newer}
         sandbox = make_sandbox(self.options.sandbox)
         try:

@@ -18,9 +18,14 @@ def _join(words: list[str]) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
-def render_install(plan: Plan) -> list[str]:
-    """The install commands: optional build tools first, then one uv resolution for everything."""
+def render_install(plan: Plan, apt: bool = True) -> list[str]:
+    """The install commands: Debian packages, build tools, then one uv resolution for everything."""
     commands: list[str] = []
+    if apt and plan.apt_packages:
+        commands.append(
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+            "--no-install-recommends " + _join(sorted(set(plan.apt_packages)))
+        )
     base = ["uv", "pip", "install", *_pin_flags(plan)]
     if not plan.build_isolation and plan.build_requirements:
         commands.append(_join(base + sorted(set(plan.build_requirements))))
@@ -65,6 +70,6 @@ def _test_words(plan: Plan) -> str:
     return _join(words)
 
 
-def render(plan: Plan) -> tuple[list[str], list[str]]:
-    """Install and test commands for `plan`."""
-    return render_install(plan), render_test(plan)
+def render(plan: Plan, apt: bool = True) -> tuple[list[str], list[str]]:
+    """Install and test commands for `plan` (`apt=False` where system packages are off-limits)."""
+    return render_install(plan, apt), render_test(plan)

@@ -281,7 +281,17 @@ def repair_direct_url(plan: Plan, diagnosis: Diagnosis, context: RepoContext) ->
     return None
 
 
+def repair_system_packages(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Missing headers, tools or libraries: install their Debian packages (sandboxes with apt)."""
+    fresh = [p for p in diagnosis.facts.get("apt", []) if p not in plan.apt_packages]
+    if not fresh:
+        return None
+    plan.apt_packages += fresh
+    return f"install Debian packages {' '.join(fresh)}"
+
+
 RULES: dict[str, list[Rule]] = {
+    "system_packages": [repair_system_packages],
     "direct_url_unreachable": [repair_direct_url],
     "python_incompatible": [repair_python],
     "dependency_build_failed": [repair_python],
@@ -306,7 +316,13 @@ RULES: dict[str, list[Rule]] = {
 
 
 class RuleRepairer:
-    """Diagnoses with regular expressions and repairs with the rules in :data:`RULES`."""
+    """Diagnoses with regular expressions and repairs with the rules in :data:`RULES`.
+
+    `apt` says whether the sandbox may install Debian packages (Docker yes, local no).
+    """
+
+    def __init__(self, apt: bool = False) -> None:
+        self.apt = apt
 
     def diagnose(self, plan: Plan, failed: ExecResult, phase: str, context: RepoContext) -> Diagnosis:
         """Classify the failure of an install or test command."""
@@ -317,6 +333,8 @@ class RuleRepairer:
 
     def repair(self, plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> tuple[Plan, str] | None:
         """Apply the first rule for the diagnosis that changes the plan."""
+        if diagnosis.kind == "system_packages" and not self.apt:
+            return None
         for rule in RULES.get(diagnosis.kind, []):
             candidate = plan.model_copy(deep=True)
             if description := rule(candidate, diagnosis, context):

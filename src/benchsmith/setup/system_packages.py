@@ -1,0 +1,222 @@
+"""Which Debian package provides a missing C header, build tool or shared library."""
+
+from __future__ import annotations
+
+import re
+
+# C headers (as named in "fatal error: X: No such file or directory").
+HEADER_PACKAGES: dict[str, str] = {
+    "Python.h": "python3-dev",
+    "libxml/xmlversion.h": "libxml2-dev",
+    "libxml/parser.h": "libxml2-dev",
+    "libxslt/xsltconfig.h": "libxslt1-dev",
+    "libxslt/xslt.h": "libxslt1-dev",
+    "xmlsec/xmlsec.h": "libxmlsec1-dev",
+    "ffi.h": "libffi-dev",
+    "openssl/ssl.h": "libssl-dev",
+    "openssl/opensslv.h": "libssl-dev",
+    "openssl/aes.h": "libssl-dev",
+    "zlib.h": "zlib1g-dev",
+    "bzlib.h": "libbz2-dev",
+    "lzma.h": "liblzma-dev",
+    "jpeglib.h": "libjpeg-dev",
+    "png.h": "libpng-dev",
+    "tiffio.h": "libtiff-dev",
+    "webp/decode.h": "libwebp-dev",
+    "ft2build.h": "libfreetype-dev",
+    "yaml.h": "libyaml-dev",
+    "sqlite3.h": "libsqlite3-dev",
+    "libpq-fe.h": "libpq-dev",
+    "pg_config.h": "libpq-dev",
+    "mysql.h": "default-libmysqlclient-dev",
+    "mysql/mysql.h": "default-libmysqlclient-dev",
+    "krb5.h": "libkrb5-dev",
+    "gssapi/gssapi.h": "libkrb5-dev",
+    "ldap.h": "libldap2-dev",
+    "lber.h": "libldap2-dev",
+    "sasl/sasl.h": "libsasl2-dev",
+    "curl/curl.h": "libcurl4-openssl-dev",
+    "gmp.h": "libgmp-dev",
+    "mpfr.h": "libmpfr-dev",
+    "mpc.h": "libmpc-dev",
+    "hdf5.h": "libhdf5-dev",
+    "cairo.h": "libcairo2-dev",
+    "cairo/cairo.h": "libcairo2-dev",
+    "graphviz/cgraph.h": "libgraphviz-dev",
+    "snappy-c.h": "libsnappy-dev",
+    "lz4.h": "liblz4-dev",
+    "zstd.h": "libzstd-dev",
+    "portaudio.h": "portaudio19-dev",
+    "geos_c.h": "libgeos-dev",
+    "gdal.h": "libgdal-dev",
+    "proj.h": "libproj-dev",
+    "uuid/uuid.h": "uuid-dev",
+    "readline/readline.h": "libreadline-dev",
+    "ncurses.h": "libncurses-dev",
+    "curses.h": "libncurses-dev",
+    "magic.h": "libmagic-dev",
+    "sndfile.h": "libsndfile1-dev",
+    "systemd/sd-daemon.h": "libsystemd-dev",
+    "systemd/sd-journal.h": "libsystemd-dev",
+    "dbus/dbus.h": "libdbus-1-dev",
+    "glib.h": "libglib2.0-dev",
+    "leveldb/db.h": "libleveldb-dev",
+    "zmq.h": "libzmq3-dev",
+    "libusb.h": "libusb-1.0-0-dev",
+    "libusb-1.0/libusb.h": "libusb-1.0-0-dev",
+    "cups/cups.h": "libcups2-dev",
+    "unicode/utypes.h": "libicu-dev",
+    "expat.h": "libexpat1-dev",
+    "pcre.h": "libpcre3-dev",
+    "fuse.h": "libfuse-dev",
+    "alsa/asoundlib.h": "libasound2-dev",
+    "X11/Xlib.h": "libx11-dev",
+    "GL/gl.h": "libgl-dev",
+    "cblas.h": "libopenblas-dev",
+    "lapacke.h": "liblapacke-dev",
+    "fftw3.h": "libfftw3-dev",
+    "libmemcached/memcached.h": "libmemcached-dev",
+    "sodium.h": "libsodium-dev",
+    "gpgme.h": "libgpgme-dev",
+    "attr/xattr.h": "libattr1-dev",
+    "acl/libacl.h": "libacl1-dev",
+    "linux/videodev2.h": "linux-libc-dev",
+}
+
+# Commands that are not on PATH (pkg-config, compilers, tools tests shell out to).
+TOOL_PACKAGES: dict[str, str] = {
+    "pkg-config": "pkg-config",
+    "gcc": "gcc",
+    "cc": "gcc",
+    "g++": "g++",
+    "c++": "g++",
+    "gfortran": "gfortran",
+    "make": "make",
+    "cmake": "cmake",
+    "swig": "swig",
+    "git": "git",
+    "hg": "mercurial",
+    "svn": "subversion",
+    "dot": "graphviz",
+    "xml2-config": "libxml2-dev",
+    "xslt-config": "libxslt1-dev",
+    "pg_config": "libpq-dev",
+    "mysql_config": "default-libmysqlclient-dev",
+    "mariadb_config": "libmariadb-dev-compat",
+    "curl-config": "libcurl4-openssl-dev",
+    "gdal-config": "libgdal-dev",
+    "geos-config": "libgeos-dev",
+    "rustc": "rustc",
+    "cargo": "cargo",
+    "ffmpeg": "ffmpeg",
+    "convert": "imagemagick",
+    "pandoc": "pandoc",
+    "latex": "texlive-latex-base",
+    "xvfb-run": "xvfb",
+    "Xvfb": "xvfb",
+    "unzip": "unzip",
+    "zip": "zip",
+    "bzr": "bzr",
+    "fossil": "fossil",
+    "tesseract": "tesseract-ocr",
+    "gpg": "gnupg",
+    "openssl": "openssl",
+    "ssh": "openssh-client",
+    "rsync": "rsync",
+    "msgfmt": "gettext",
+    "sqlite3": "sqlite3",
+    "redis-server": "redis-server",
+    "memcached": "memcached",
+    "node": "nodejs",
+    "npm": "npm",
+    "java": "default-jre-headless",
+    "file": "file",
+}
+
+# Shared libraries a wheel or ctypes loads at run time (by soname prefix).
+LIBRARY_PACKAGES: dict[str, str] = {
+    "libGL.so": "libgl1",
+    "libEGL.so": "libegl1",
+    "libglib-2.0.so": "libglib2.0-0",
+    "libgthread-2.0.so": "libglib2.0-0",
+    "libgomp.so": "libgomp1",
+    "libgfortran.so": "libgfortran5",
+    "libsndfile.so": "libsndfile1",
+    "libmagic.so": "libmagic1",
+    "libgeos_c.so": "libgeos-c1v5",
+    "libzbar.so": "libzbar0",
+    "libcairo.so": "libcairo2",
+    "libpango-1.0.so": "libpango-1.0-0",
+    "libX11.so": "libx11-6",
+    "libXext.so": "libxext6",
+    "libXrender.so": "libxrender1",
+    "libSM.so": "libsm6",
+    "libICE.so": "libice6",
+    "libxml2.so": "libxml2",
+    "libxslt.so": "libxslt1.1",
+    "libjpeg.so": "libjpeg62-turbo",
+    "libpq.so": "libpq5",
+    "libfontconfig.so": "libfontconfig1",
+    "libfreetype.so": "libfreetype6",
+    "libportaudio.so": "libportaudio2",
+    "libdbus-1.so": "libdbus-1-3",
+    "libmysqlclient.so": "libmariadb3",
+    "libmariadb.so": "libmariadb3",
+    "libsqlite3.so": "libsqlite3-0",
+    "libyaml-0.so": "libyaml-0-2",
+    "libopenblas.so": "libopenblas0",
+    "liblapack.so": "liblapack3",
+    "libblas.so": "libblas3",
+    "libgdal.so": "libgdal32",
+    "libproj.so": "libproj25",
+    "libspatialindex_c.so": "libspatialindex-c6",
+    "libtesseract.so": "libtesseract5",
+    "libsodium.so": "libsodium23",
+    "libusb-1.0.so": "libusb-1.0-0",
+    "libasound.so": "libasound2",
+    "libnss3.so": "libnss3",
+    "libgssapi_krb5.so": "libgssapi-krb5-2",
+    "libmemcached.so": "libmemcached11",
+    "libzmq.so": "libzmq5",
+    "libsnappy.so": "libsnappy1v5",
+    "libgmp.so": "libgmp10",
+    "libffi.so": "libffi8",
+}
+
+_HEADER = re.compile(r"fatal error: ([\w/.+-]+\.h): No such file or directory")
+_TOOL = re.compile(
+    r"(?:(?:^|[\s:'\"])([\w.+-]+): (?:command )?not found"
+    r"|command '([\w.+-]+)' failed: No such file or directory"
+    r"|No such file or directory: '([\w.+-]+)'"
+    r"|failed to execute (?:PosixPath\()?'([\w.+-]+)'"
+    r"|([\w.+-]+) executable not found"
+    r"|Did not find ([\w.+-]+) on PATH"
+    r"|The '([\w.+-]+)' command is not available)",
+    re.MULTILINE,
+)
+_LIBRARY = re.compile(r"([\w.+-]+\.so)(?:\.[\d.]+)?: cannot open shared object file")
+
+
+def debian_packages_for(output: str) -> list[str]:
+    """Debian packages whose absence explains `output` (missing headers, tools, libraries)."""
+    wanted: list[str] = []
+    for header in _HEADER.findall(output):
+        if header in HEADER_PACKAGES:
+            wanted.append(HEADER_PACKAGES[header])
+    for groups in _TOOL.findall(output):
+        tool = next((g for g in groups if g), "")
+        if tool in TOOL_PACKAGES:
+            wanted.append(TOOL_PACKAGES[tool])
+    for library in _LIBRARY.findall(output):
+        for prefix, package in LIBRARY_PACKAGES.items():
+            if library.startswith(prefix.removesuffix(".so")) and library.endswith(".so"):
+                wanted.append(package)
+                break
+    if "Please make sure the libxml2 and libxslt development packages are installed" in output:
+        wanted += ["libxml2-dev", "libxslt1-dev"]
+    return list(dict.fromkeys(wanted))
+
+
+def missing_headers(output: str) -> list[str]:
+    """Header names reported missing by the C compiler."""
+    return list(dict.fromkeys(_HEADER.findall(output)))
