@@ -202,6 +202,47 @@ def docker_clean(
               highlight=False)
 
 
+@docker_app.command("build-env")
+def docker_build_env(
+    record_path: Annotated[Path, typer.Argument(help="A setup.json written with --backend docker.")],
+) -> None:
+    """Rebuild a validated environment image from its generated Dockerfile and validate it again."""
+    import shutil
+    import tempfile
+
+    from benchsmith.setup.checkout import materialize, resolve
+    from benchsmith.setup.images import build_env_image, validate_image
+    from benchsmith.setup.record import SetupRecord
+
+    try:
+        record = SetupRecord.model_validate_json(record_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        _fail(f"cannot read setup record {record_path}: {str(exc).splitlines()[0]}")
+        return
+    if record.status != "validated" or not record.commit:
+        _fail(f"{record_path} is not a validated setup (status {record.status})")
+        return
+    workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
+    try:
+        checkout = resolve(record.source, rev=None if record.commit == "worktree" else record.commit,
+                           on_date=record.date if record.commit == "worktree" else None,
+                           repo=record.repo)
+        repo_dir = materialize(checkout, workspace / "repo", portable=True)
+        err.print(f"[dim]building {record.repo} @ {record.commit[:12]} from its Dockerfile[/]")
+        image = build_env_image(record, repo_dir)
+        ok, rate, count = validate_image(image, record, record.threshold)
+    except BenchsmithError as exc:
+        _fail(str(exc))
+        return
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+    shown = f"{rate:.1%}" if rate is not None else "n/a"
+    line = f"{image}: {'validated' if ok else 'NOT validated'} ({count} tests, pass rate {shown})"
+    out.print(line, highlight=False)
+    if not ok:
+        raise typer.Exit(1)
+
+
 def _check_date(value: str) -> None:
     from datetime import date as _date
 

@@ -169,8 +169,12 @@ def resolve(source: str, rev: str | None = None, on_date: str | None = None,
                     commit_date=commit_date, exclude_newer=exclude_newer)
 
 
-def materialize(checkout: Checkout, dest: Path) -> Path:
-    """Write the files of the checkout's commit into `dest` (a new directory) with git metadata."""
+def materialize(checkout: Checkout, dest: Path, portable: bool = False) -> Path:
+    """Write the files of the checkout's commit into `dest` (a new directory) with git metadata.
+
+    `portable` copies the git objects in (instead of borrowing them from the source), so the
+    checkout still works when moved into a container or an image.
+    """
     if checkout.git_dir is None:
         shutil.copytree(checkout.source, dest, symlinks=True,
                         ignore=shutil.ignore_patterns(".venv", "__pycache__", "*.pyc"))
@@ -179,4 +183,7 @@ def materialize(checkout: Checkout, dest: Path) -> Path:
     git("clone", "--quiet", "--shared", "--no-checkout", checkout.git_dir, str(dest))
     git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", checkout.commit,
         cwd=dest)
+    if portable:
+        git("repack", "-a", "-d", "-q", cwd=dest, timeout=1800)
+        (dest / ".git" / "objects" / "info" / "alternates").unlink(missing_ok=True)
     return dest

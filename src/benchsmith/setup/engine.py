@@ -58,6 +58,8 @@ class SetupOptions(BaseModel):
     install_timeout_s: float = 1200
     test_timeout_s: float = 1800
     sandbox: SandboxConfig = Field(default_factory=LocalSandboxConfig)
+    commit_images: bool = True
+    """Docker backend: commit a validated environment as benchsmith/env.<repo>:<commit12>."""
     refdb: str | None = None
     """Reference database path (default: ~/.cache/benchsmith/reference.sqlite)."""
     use_refdb: bool = True
@@ -110,7 +112,8 @@ class SetupEngine:
         self.progress(f"{checkout.repo} @ {checkout.commit[:12]} (pinned to {checkout.exclude_newer})")
         workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
         try:
-            host_repo = materialize(checkout, workspace / "repo")
+            host_repo = materialize(checkout, workspace / "repo",
+                                    portable=self.options.sandbox.type == "docker")
             context = gather_context(host_repo)
             if not context.has_python_project:
                 raise BenchsmithError(
@@ -145,7 +148,8 @@ class SetupEngine:
                 raise KeyboardInterrupt
             tried.append(plan)
             self.progress(f"round {round_number}: Python {plan.python} ({origin})")
-            iteration, counts = self._attempt(plan, context, host_repo, round_number, origin)
+            iteration, counts = self._attempt(plan, checkout, context, host_repo, round_number,
+                                              origin)
             record.iterations.append(iteration)
             if iteration.validated:
                 self._accept(record, checkout, plan, counts, iteration)
@@ -200,6 +204,11 @@ class SetupEngine:
         record.pass_rate = iteration.pass_rate
         # Every attempt starts from a fresh sandbox, so the validating attempt is the clean run.
         record.clean_run_s = iteration.duration_s
+        record.image = iteration.image
+        if record.image:
+            from benchsmith.setup.images import render_dockerfile
+
+            record.dockerfile = render_dockerfile(record)
         if self.refdb is not None:
             self.refdb.save(checkout.repo, checkout.commit, checkout.pin_date, plan, record.install,
                             record.test, record.pass_rate, backend=self.options.sandbox.type)
@@ -221,8 +230,8 @@ class SetupEngine:
             plans.append((f"reference {spec.commit[:12]} {spec.date}", plan))
         return plans
 
-    def _attempt(self, plan: Plan, context: RepoContext, host_repo: Path, round_number: int,
-                 origin: str) -> tuple[Iteration, TestCounts]:
+    def _attempt(self, plan: Plan, checkout: Checkout, context: RepoContext, host_repo: Path,
+                 round_number: int, origin: str) -> tuple[Iteration, TestCounts]:
         started = time.monotonic()
         iteration = Iteration(round=round_number, python=plan.python, origin=origin)
         counts = TestCounts()
@@ -254,6 +263,10 @@ class SetupEngine:
             iteration.pass_rate = pass_rate(counts)
             rate = iteration.pass_rate
             iteration.validated = rate is not None and rate >= self.options.threshold
+            if iteration.validated and self.options.sandbox.type == "docker" and self.options.commit_images:
+                from benchsmith.setup.images import commit_env_image
+
+                iteration.image = commit_env_image(sandbox, checkout.repo, checkout.commit)
             if not iteration.validated:
                 failed = next((r for r in outputs if not r.ok), outputs[-1])
                 iteration.diagnosis = self.repairer.diagnose(plan, failed, "test", context)

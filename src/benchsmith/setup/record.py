@@ -46,6 +46,7 @@ class Iteration(BaseModel):
     validated: bool = False
     diagnosis: Diagnosis | None = None
     repair: str | None = None
+    image: str | None = None  # environment image committed from this attempt (Docker)
     duration_s: float = 0.0
 
 
@@ -74,5 +75,7 @@ class SetupRecord(BaseModel):
     failure_category: str | None = None
     failure_reason: str | None = None
     backend: str = "local"
+    image: str | None = None  # benchsmith/env.<owner>__<name>:<commit12> (Docker backend)
+    dockerfile: str | None = None  # rebuilds `image` from its base with the recorded commands
     benchsmith_version: str = ""
     input: str | None = None  # the setup-batch line this record answers
