@@ -105,3 +105,30 @@ def test_validated_setup_becomes_an_image_that_rebuilds_from_its_dockerfile(make
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert f"{record.image}: validated (1 tests, pass rate 100.0%)" in rebuilt.stdout
     assert client.images.get(record.image).labels["benchsmith.repo"] == "scm"
+
+
+def test_a_repository_exhausting_memory_fails_alone(make_repo, tmp_path: Path) -> None:
+    from benchsmith.setup.batch import BatchItem, read_records, run_batch
+
+    hog = make_repo("hog", {
+        "pyproject.toml": PYPROJECT_TEST_EXTRA,
+        "src/calc/__init__.py": CALC,
+        "tests/test_hog.py": """
+            def test_eats_memory():
+                blocks = [bytearray(64 * 1024 * 1024) for _ in range(40)]
+                assert len(blocks) == 40
+        """,
+    })
+    fine = make_repo("fine", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                              "tests/test_ok.py": "def test_ok():\n    assert True\n"})
+    engine = SetupEngine(SetupOptions(sandbox=DockerSandboxConfig(memory="512m"), use_refdb=False,
+                                      max_iterations=0))
+    items = [BatchItem(line_no=1, key="hog", source=str(hog.path), date=PIN_DATE),
+             BatchItem(line_no=2, key="fine", source=str(fine.path), date=PIN_DATE)]
+    out = tmp_path / "results.jsonl"
+    run_batch(items, engine, out, jobs=1)
+    records = {r.input: r for r in read_records(out)}
+    assert records["hog"].status == "failed"
+    assert records["hog"].iterations[0].commands[-1].returncode == 137
+    assert "out of memory" in (records["hog"].failure_reason or "")
+    assert records["fine"].status == "validated"

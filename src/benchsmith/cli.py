@@ -32,6 +32,17 @@ ThresholdOpt = Annotated[float, typer.Option("--threshold", min=0.0, max=1.0, he
 RefdbOpt = Annotated[str | None, typer.Option("--refdb", help="Reference database file (SQLite).")]
 NoRefdbOpt = Annotated[bool, typer.Option("--no-refdb", help="Neither read nor write the reference database.")]
 TimeoutOpt = Annotated[float, typer.Option("--test-timeout", help="Seconds allowed for the test command.")]
+NetworkOpt = Annotated[str, typer.Option("--network", help="Docker: container network mode.")]
+CaOpt = Annotated[str | None, typer.Option("--ca-bundle", help="Docker: CA bundle made available in containers (default: the host's).")]
+CpusOpt = Annotated[float, typer.Option("--cpus", min=0.1, help="Docker: CPU limit per container.")]
+MemoryOpt = Annotated[str, typer.Option("--memory", help="Docker: memory limit per container, e.g. 4g.")]
+
+
+class DockerFlags:
+    """The Docker-only options of setup and setup-batch."""
+
+    def __init__(self, network: str, ca_bundle: str | None, cpus: float, memory: str) -> None:
+        self.network, self.ca_bundle, self.cpus, self.memory = network, ca_bundle, cpus, memory
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -40,13 +51,17 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def _engine(backend: str, max_iterations: int, threshold: float, refdb: str | None,
-            no_refdb: bool, test_timeout: float, quiet: bool = False) -> SetupEngine:
+            no_refdb: bool, test_timeout: float, docker: DockerFlags, quiet: bool = False) -> SetupEngine:
     from benchsmith.sandbox import BACKENDS, DockerSandboxConfig, LocalSandboxConfig
     from benchsmith.setup.engine import SetupEngine, SetupOptions
 
     if backend not in BACKENDS:
         _fail(f"unknown backend {backend!r}: available backends are: {', '.join(BACKENDS)}")
-    sandbox = LocalSandboxConfig() if backend == "local" else DockerSandboxConfig()
+    if docker.ca_bundle and not Path(docker.ca_bundle).is_file():
+        _fail(f"CA bundle not found: {docker.ca_bundle}")
+    sandbox = LocalSandboxConfig() if backend == "local" else DockerSandboxConfig(
+        network_mode=docker.network, ca_bundle=docker.ca_bundle, cpus=docker.cpus,
+        memory=docker.memory)
     if backend == "docker":
         from benchsmith.sandbox.docker_base import docker_client
 
@@ -73,9 +88,14 @@ def setup(
     refdb: RefdbOpt = None,
     no_refdb: NoRefdbOpt = False,
     test_timeout: TimeoutOpt = 1800,
+    network: NetworkOpt = "host",
+    ca_bundle: CaOpt = None,
+    cpus: CpusOpt = 2.0,
+    memory: MemoryOpt = "4g",
 ) -> None:
     """Set up one repository at a commit or date and validate it by running its tests."""
-    engine = _engine(backend, max_iterations, threshold, refdb, no_refdb, test_timeout)
+    engine = _engine(backend, max_iterations, threshold, refdb, no_refdb, test_timeout,
+                     DockerFlags(network, ca_bundle, cpus, memory))
     try:
         record = engine.setup(source, rev=rev, on_date=date, repo=repo_name)
     except BenchsmithError as exc:
@@ -112,6 +132,10 @@ def setup_batch(
     refdb: RefdbOpt = None,
     no_refdb: NoRefdbOpt = False,
     test_timeout: TimeoutOpt = 1800,
+    network: NetworkOpt = "host",
+    ca_bundle: CaOpt = None,
+    cpus: CpusOpt = 2.0,
+    memory: MemoryOpt = "4g",
 ) -> None:
     """Set up every repository of a list file, appending one JSON line per repository."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -125,7 +149,8 @@ def setup_batch(
     except BenchsmithError as exc:
         _fail(str(exc))
         return
-    engine = _engine(backend, max_iterations, threshold, refdb, no_refdb, test_timeout, quiet=True)
+    engine = _engine(backend, max_iterations, threshold, refdb, no_refdb, test_timeout,
+                     DockerFlags(network, ca_bundle, cpus, memory), quiet=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=False) as progress:
         task = progress.add_task("setup-batch", total=len(items))

@@ -145,6 +145,10 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str)
     if result.timed_out:
         return Diagnosis(category="undecidable", kind="timeout", reason="test run timed out",
                          evidence=_tail(out))
+    if result.returncode in (137, -9):
+        return Diagnosis(category="undecidable", kind="killed",
+                         reason="the test run was killed (SIGKILL: most likely out of memory; "
+                                "raise the memory limit)", evidence=_tail(out))
     if unrecognized := _UNRECOGNIZED.search(out):
         options = [w for w in unrecognized.group(1).split() if w.startswith("-")]
         return Diagnosis(category="testing", kind="unknown_options",
