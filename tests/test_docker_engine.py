@@ -132,3 +132,28 @@ def test_a_repository_exhausting_memory_fails_alone(make_repo, tmp_path: Path) -
     assert records["hog"].iterations[0].commands[-1].returncode == 137
     assert "out of memory" in (records["hog"].failure_reason or "")
     assert records["fine"].status == "validated"
+
+
+def test_instances_of_one_repository_share_the_environment_layers(make_repo, tmp_path: Path) -> None:
+    import docker
+
+    from benchsmith.setup.checkout import materialize, resolve
+    from benchsmith.setup.images import build_instance_image, validate_image
+
+    repo = make_repo("layers", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                "tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"})
+    later = repo.commit({"tests/test_more.py": "from calc import add\n\ndef test_neg():\n    assert add(-1, 1) == 0\n"},
+                        date="2023-05-20T12:00:00+00:00")
+    record = SetupEngine(SetupOptions(sandbox=DockerSandboxConfig(), use_refdb=False)).setup(
+        str(repo.path), on_date="2023-05-10")
+    assert record.status == "validated" and record.image
+    checkout = materialize(resolve(str(repo.path), rev=later), tmp_path / "later", portable=True)
+    instance = build_instance_image(record.image, record, later, checkout)
+    assert instance == f"benchsmith/inst.layers:{later[:12]}"
+    ok, rate, count = validate_image(instance, record, 0.95)
+    assert (ok, rate, count) == (True, 1.0, 2)  # the later commit's extra test ran
+    client = docker.from_env()
+    env_layers = client.images.get(record.image).attrs["RootFS"]["Layers"]
+    instance_layers = client.images.get(instance).attrs["RootFS"]["Layers"]
+    assert instance_layers[: len(env_layers)] == env_layers
+    assert len(instance_layers) > len(env_layers)
