@@ -1,0 +1,1 @@
+"""Task mining: from repositories to validated, SWE-bench-compatible task instances."""

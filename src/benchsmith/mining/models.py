@@ -1,0 +1,29 @@
+"""Records that flow through mining: candidate repositories and valid pull requests."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class PullRequest(BaseModel):
+    """A merged pull request that resolves an issue, split into code and test patches."""
+
+    repo: str  # "owner/name"
+    number: int
+    title: str = ""
+    body: str = ""
+    base_commit: str  # the commit the patches apply to (first parent of the merge)
+    merge_commit: str | None = None
+    head_commit: str | None = None
+    created_at: str  # ISO 8601 creation time of the PR (or of the commit in git mode)
+    merged_at: str | None = None
+    issue_numbers: list[int] = Field(default_factory=list)
+    problem_statement: str = ""
+    problem_source: Literal["issue", "pr", "commit"] = "issue"
+    hints_text: str = ""
+    patch: str  # changes to non-test files
+    test_patch: str  # changes to test files
+    origin: Literal["github", "git"] = "github"
+    source: str | None = None  # local clone or URL the commits can be fetched from

@@ -1,0 +1,55 @@
+"""Split a pull request's diff into the code patch and the test patch."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+_TEST_DIRS = {"test", "tests", "testing", "unittests", "unit_tests", "integration_tests", "t"}
+_TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|.*_tests\.py|tests?\.py|conftest\.py)$")
+_DIFF_HEADER = re.compile(r"^diff --git a/(.*?) b/(.*)$")
+
+
+def is_test_path(path: str) -> bool:
+    """True for test code and test data: files under a test directory, test_*.py, conftest.py.
+
+    Only whole path components count, so a source package named ``pytest_plugins`` or
+    ``testfixtures`` is not a test directory.
+    """
+    parts = PurePosixPath(path).parts
+    if not parts:
+        return False
+    if _TEST_FILE.match(parts[-1]):
+        return True
+    return any(part.lower() in _TEST_DIRS for part in parts[:-1])
+
+
+def file_diffs(diff: str) -> list[tuple[str, str]]:
+    """(path, text) for each file section of a ``git diff`` (the new path for renames)."""
+    sections: list[tuple[str, str]] = []
+    current: list[str] = []
+    path = ""
+    for line in diff.splitlines(keepends=True):
+        match = _DIFF_HEADER.match(line.rstrip("\n"))
+        if match:
+            if current:
+                sections.append((path, "".join(current)))
+            current, path = [line], match.group(2)
+        elif current:
+            current.append(line)
+    if current:
+        sections.append((path, "".join(current)))
+    return sections
+
+
+def split_patch(diff: str) -> tuple[str, str]:
+    """(patch, test_patch): the diff's non-test file sections and its test file sections."""
+    code, tests = [], []
+    for path, text in file_diffs(diff):
+        (tests if is_test_path(path) else code).append(text)
+    return "".join(code), "".join(tests)
+
+
+def touched_files(diff: str) -> list[str]:
+    """Paths a diff changes."""
+    return [path for path, _ in file_diffs(diff)]
