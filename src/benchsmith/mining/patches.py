@@ -44,7 +44,8 @@ def file_diffs(diff: str) -> list[tuple[str, str]]:
 
 def split_patch(diff: str) -> tuple[str, str]:
     """(patch, test_patch): the diff's non-test file sections and its test file sections."""
-    code, tests = [], []
+    code: list[str] = []
+    tests: list[str] = []
     for path, text in file_diffs(diff):
         (tests if is_test_path(path) else code).append(text)
     return "".join(code), "".join(tests)
