@@ -1,0 +1,250 @@
+"""`benchsmith build`: valid pull requests in, validated task instances out (resumable)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from benchsmith.core import BenchsmithError, Plan, Sandbox
+from benchsmith.mining.harness import Behaviour, run_instance_tests
+from benchsmith.mining.models import PullRequest
+from benchsmith.sandbox.config import make_sandbox
+from benchsmith.setup.batch import JsonlWriter
+from benchsmith.setup.checkout import Checkout, git, materialize, resolve
+from benchsmith.setup.engine import SetupEngine
+from benchsmith.setup.plan import render_install
+
+DEPENDENCY_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "Pipfile",
+                    "requirements*.txt", "requirements", "*requirements*.txt")
+
+
+class TaskInstance(BaseModel):
+    """A SWE-bench task instance (its field names and encodings) plus benchsmith's own fields."""
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    patch: str
+    test_patch: str
+    problem_statement: str
+    hints_text: str
+    created_at: str
+    version: str
+    FAIL_TO_PASS: str  # JSON-encoded list, as SWE-bench stores it
+    PASS_TO_PASS: str
+    environment_setup_commit: str
+    # benchsmith's fields
+    install: list[str]
+    test: list[str]
+    test_files: list[str]
+    python: str
+    exclude_newer: str
+    runner: str
+    image: str | None = None
+    flaky: list[str] = Field(default_factory=list)
+    FAIL_TO_FAIL: list[str] = Field(default_factory=list)
+    PASS_TO_FAIL: list[str] = Field(default_factory=list)
+    issue_numbers: list[int] = Field(default_factory=list)
+    problem_source: str = "issue"
+    instance_s: float = 0.0  # marginal time of this instance (environment known)
+    tests_s: float = 0.0  # of which: test runs
+
+
+class Outcome(BaseModel):
+    """What happened to one pull request (one line of the build log)."""
+
+    instance_id: str
+    repo: str
+    stage: str  # "setup_failed", "no_fail_to_pass", "error", "valid", "limit"
+    reason: str = ""
+    setup_reused: bool = False
+
+
+def instance_id(repo: str, number: int) -> str:
+    """``owner__name-N`` as in SWE-bench."""
+    return f"{repo.replace('/', '__')}-{number}"
+
+
+def _version(checkout: Checkout) -> str:
+    try:
+        tag = git("describe", "--tags", "--abbrev=0", checkout.commit, cwd=checkout.git_dir).strip()
+    except BenchsmithError:
+        return "0.0"
+    parts = tag.lstrip("vV").split(".")
+    return ".".join(parts[:2]) if parts and parts[0].isdigit() else "0.0"
+
+
+class _Environment:
+    """A validated plan and, while dependencies do not change, a live sandbox to reuse."""
+
+    def __init__(self, plan: Plan, commit: str, setup_commit: str) -> None:
+        self.plan, self.commit, self.setup_commit = plan, commit, setup_commit
+        self.sandbox: Sandbox | None = None
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+
+
+class InstanceBuilder:
+    """Builds instances repository by repository, newest PR first, reusing environments."""
+
+    def __init__(self, engine: SetupEngine, per_repo: int | None = None, runs: int = 2,
+                 progress: Callable[[str], None] | None = None) -> None:
+        self.engine = engine
+        self.per_repo = per_repo
+        self.runs = runs
+        self.progress = progress or (lambda message: None)
+
+    def build(self, prs: Iterable[PullRequest], out: Path, log: Path) -> list[Outcome]:
+        """Build every PR not already in `log`; append instances to `out`, outcomes to `log`."""
+        done = _done(log)
+        instances, outcomes = JsonlWriter(out), JsonlWriter(log)
+        valid_so_far = Counter(o["repo"] for o in done.values() if o.get("stage") == "valid")
+        by_repo: dict[str, list[PullRequest]] = {}
+        for pr in prs:
+            by_repo.setdefault(pr.repo, []).append(pr)
+        written: list[Outcome] = []
+        for repo, repo_prs in by_repo.items():
+            repo_prs.sort(key=lambda p: p.created_at, reverse=True)
+            environment: _Environment | None = None
+            try:
+                for pr in repo_prs:
+                    iid = instance_id(repo, pr.number)
+                    if iid in done:
+                        continue
+                    if self.per_repo is not None and valid_so_far[repo] >= self.per_repo:
+                        break
+                    outcome, instance, environment = self._one(pr, environment)
+                    if instance is not None:
+                        instances.write(instance)
+                        valid_so_far[repo] += 1
+                    outcomes.write(outcome)
+                    written.append(outcome)
+            finally:
+                if environment is not None:
+                    environment.close()
+        return written
+
+    def _one(self, pr: PullRequest, environment: _Environment | None
+             ) -> tuple[Outcome, TaskInstance | None, _Environment | None]:
+        iid = instance_id(pr.repo, pr.number)
+        self.progress(f"{iid}: base {pr.base_commit[:12]}")
+        started = time.monotonic()
+        source = pr.source or f"https://github.com/{pr.repo}"
+        checkout = resolve(source, rev=pr.base_commit, on_date=pr.created_at[:10], repo=pr.repo)
+        reused = environment is not None and _same_dependencies(checkout, environment.commit)
+        if not reused:
+            if environment is not None:
+                environment.close()
+            record = self.engine.setup(source, rev=pr.base_commit, on_date=pr.created_at[:10],
+                                       repo=pr.repo)
+            if record.status != "validated" or record.plan is None:
+                return (Outcome(instance_id=iid, repo=pr.repo, stage="setup_failed",
+                                reason=record.failure_reason or record.status), None, None)
+            environment = _Environment(record.plan, pr.base_commit, pr.base_commit)
+            started = time.monotonic()  # the marginal time starts once the environment is known
+        assert environment is not None
+        plan = environment.plan.model_copy(update={"exclude_newer": checkout.exclude_newer})
+        try:
+            sandbox = self._prepare(environment, plan, checkout)
+            behaviour = run_instance_tests(sandbox, plan, pr.patch, pr.test_patch, runs=self.runs,
+                                           timeout=self.engine.options.test_timeout_s,
+                                           progress=self.progress)
+        except BenchsmithError as exc:
+            environment.close()
+            return Outcome(instance_id=iid, repo=pr.repo, stage="error", reason=str(exc),
+                           setup_reused=reused), None, environment
+        if behaviour.error:
+            environment.close()  # patches may be half applied: never reuse this sandbox
+            return Outcome(instance_id=iid, repo=pr.repo, stage="error", reason=behaviour.error,
+                           setup_reused=reused), None, environment
+        if not behaviour.FAIL_TO_PASS:
+            return Outcome(instance_id=iid, repo=pr.repo, stage="no_fail_to_pass",
+                           reason=f"{len(behaviour.PASS_TO_PASS)} PASS_TO_PASS, "
+                                  f"{len(behaviour.FAIL_TO_FAIL)} FAIL_TO_FAIL",
+                           setup_reused=reused), None, environment
+        instance = self._instance(pr, checkout, plan, environment, behaviour)
+        instance.instance_s = round(time.monotonic() - started, 2)
+        return Outcome(instance_id=iid, repo=pr.repo, stage="valid", setup_reused=reused), instance, environment
+
+    def _prepare(self, environment: _Environment, plan: Plan, checkout: Checkout) -> Sandbox:
+        """A sandbox at the PR's base commit with the environment installed."""
+        apt = self.engine.apt
+        if environment.sandbox is not None:
+            sandbox = environment.sandbox
+            reset = sandbox.exec(f"git checkout -f -q {checkout.commit} && git clean -fdq", timeout=300)
+            if reset.ok and (not plan.install_project or sandbox.exec(
+                    "uv pip install --no-deps --reinstall " + ("-e ." if plan.editable else "."),
+                    timeout=900).ok):
+                return sandbox
+            environment.close()
+        sandbox = make_sandbox(self.engine.options.sandbox)
+        environment.sandbox = sandbox
+        workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
+        try:
+            repo_dir = materialize(checkout, workspace / "repo",
+                                   portable=self.engine.options.sandbox.type == "docker")
+            sandbox.upload(repo_dir, sandbox.workdir)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+        sandbox.setup_python(plan.python)
+        for command in render_install(plan, apt=apt):
+            result = sandbox.exec(command, env={"UV_EXCLUDE_NEWER": plan.exclude_newer},
+                                  timeout=self.engine.options.install_timeout_s)
+            if not result.ok:
+                raise BenchsmithError(f"install failed at {checkout.commit[:12]}: "
+                                      f"{result.output.strip().splitlines()[-1][:200]}")
+        return sandbox
+
+    def _instance(self, pr: PullRequest, checkout: Checkout, plan: Plan,
+                  environment: _Environment, behaviour: Behaviour) -> TaskInstance:
+        from benchsmith.mining.harness import test_command
+
+        return TaskInstance(
+            instance_id=instance_id(pr.repo, pr.number), repo=pr.repo, base_commit=pr.base_commit,
+            patch=pr.patch, test_patch=pr.test_patch, problem_statement=pr.problem_statement,
+            hints_text=pr.hints_text, created_at=pr.created_at, version=_version(checkout),
+            FAIL_TO_PASS=json.dumps(behaviour.FAIL_TO_PASS),
+            PASS_TO_PASS=json.dumps(behaviour.PASS_TO_PASS),
+            environment_setup_commit=environment.setup_commit,
+            install=render_install(plan, apt=self.engine.apt),
+            test=[test_command(plan, behaviour.test_files)], test_files=behaviour.test_files,
+            python=plan.python, exclude_newer=plan.exclude_newer, runner=plan.runner,
+            flaky=behaviour.flaky, FAIL_TO_FAIL=behaviour.FAIL_TO_FAIL,
+            PASS_TO_FAIL=behaviour.PASS_TO_FAIL, issue_numbers=pr.issue_numbers,
+            problem_source=pr.problem_source, tests_s=behaviour.tests_s,
+        )
+
+
+def _same_dependencies(checkout: Checkout, previous: str) -> bool:
+    """True when no dependency file differs between `previous` and the checkout's commit."""
+    if checkout.git_dir is None:
+        return False
+    try:
+        changed = git("diff", "--name-only", previous, checkout.commit, "--", *DEPENDENCY_FILES,
+                      cwd=checkout.git_dir)
+    except BenchsmithError:
+        return False
+    return not changed.strip()
+
+
+def _done(log: Path) -> dict[str, dict[str, object]]:
+    from benchsmith.setup.batch import load_finished
+
+    load_finished(log)  # cuts a half-written last line left by a kill
+    done: dict[str, dict[str, object]] = {}
+    if log.exists():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                done[record["instance_id"]] = record
+    return done

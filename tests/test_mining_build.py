@@ -1,0 +1,65 @@
+"""Building task instances from pull requests, end to end with real installs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchsmith.mining.build import InstanceBuilder
+from benchsmith.mining.models import PullRequest
+from benchsmith.sandbox import LocalSandboxConfig
+from benchsmith.setup.engine import SetupEngine, SetupOptions
+
+from .test_setup_engine import PYPROJECT_TEST_EXTRA
+
+pytestmark = pytest.mark.slow
+
+BUGGY = "def parse(text):\n    return text.split(',')\n"
+FIXED = "def parse(text):\n    return [part.strip() for part in text.split(',')]\n"
+OLD_TESTS = "from calc import parse\n\ndef test_plain():\n    assert parse('a,b') == ['a', 'b']\n"
+NEW_TESTS = OLD_TESTS + "\ndef test_spaces():\n    assert parse('a, b') == ['a', 'b']\n"
+
+
+def diff(repo: Path, a: str, b: str) -> str:
+    return subprocess.run(["git", "diff", a, b], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+def pr_from(repo, number: int, base: str, merged: str, **fields) -> PullRequest:
+    from benchsmith.mining.patches import split_patch
+
+    patch, test_patch = split_patch(diff(repo.path, base, merged))
+    return PullRequest(repo="fixture/calc", number=number, base_commit=base, merge_commit=merged,
+                       created_at="2023-05-15T10:00:00+00:00", patch=patch, test_patch=test_patch,
+                       problem_statement=f"Issue for #{number}", source=str(repo.path), **fields)
+
+
+def test_build_keeps_fail_to_pass_instances_and_reuses_the_environment(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
+                              "tests/test_calc.py": OLD_TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
+                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    docs = repo.commit({"src/calc/__init__.py": FIXED + "# note\n",
+                        "tests/test_calc.py": NEW_TESTS + "\ndef test_more():\n    assert parse('x') == ['x']\n"},
+                       "Add a test that passes already (#3)", date="2023-05-20T12:00:00+00:00")
+    prs = [pr_from(repo, 2, base, fix, issue_numbers=[1]), pr_from(repo, 3, fix, docs, issue_numbers=[4])]
+    prs[1].created_at = "2023-05-19T10:00:00+00:00"
+    engine = SetupEngine(SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
+                                      refdb=str(tmp_path / "ref.sqlite")))
+    out, log = tmp_path / "instances.jsonl", tmp_path / "build-log.jsonl"
+    outcomes = InstanceBuilder(engine).build(prs, out, log)
+    assert [(o.instance_id, o.stage, o.setup_reused) for o in outcomes] == [
+        ("fixture__calc-3", "no_fail_to_pass", False),
+        ("fixture__calc-2", "valid", True),
+    ]
+    [instance] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert instance["instance_id"] == "fixture__calc-2"
+    assert json.loads(instance["FAIL_TO_PASS"]) == ["tests/test_calc.py::test_spaces"]
+    assert json.loads(instance["PASS_TO_PASS"]) == ["tests/test_calc.py::test_plain"]
+    assert instance["environment_setup_commit"] == fix
+    assert instance["tests_s"] > 0 and instance["instance_s"] >= instance["tests_s"]
+    # Resumable: a second run redoes nothing.
+    assert InstanceBuilder(engine).build(prs, out, log) == []
