@@ -63,3 +63,25 @@ def test_build_keeps_fail_to_pass_instances_and_reuses_the_environment(make_repo
     assert instance["tests_s"] > 0 and instance["instance_s"] >= instance["tests_s"]
     # Resumable: a second run redoes nothing.
     assert InstanceBuilder(engine).build(prs, out, log) == []
+
+
+def test_build_command_writes_instances_and_funnel(make_repo, tmp_path: Path) -> None:
+    from .test_cli_batch import one_line_error, run_cli
+
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
+                              "tests/test_calc.py": OLD_TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
+                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    prs = tmp_path / "prs.jsonl"
+    prs.write_text(pr_from(repo, 2, base, fix, issue_numbers=[1]).model_dump_json() + "\n")
+    out = tmp_path / "instances.jsonl"
+    result = run_cli("build", str(prs), "--out", str(out), "--refdb", str(tmp_path / "ref.sqlite"))
+    assert result.returncode == 0, result.stderr
+    funnel = json.loads((tmp_path / "instances.funnel.json").read_text())
+    assert funnel["pr_stages"] == {"valid PRs": 1, "setup succeeds": 1, "valid instances": 1}
+    assert funnel["repo_stages"]["has valid PR"] == 1
+    assert "PRs: valid instances" in result.stdout
+
+    prs.write_text('{"repo": "x"}\n')
+    assert "prs.jsonl:1: not a pull request record" in one_line_error(run_cli("build", str(prs)))

@@ -14,6 +14,7 @@ from rich.table import Table
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
+    from benchsmith.mining.models import PullRequest
     from benchsmith.setup.batch import BatchItem, BatchSummary
     from benchsmith.setup.engine import SetupEngine
     from benchsmith.setup.record import SetupRecord
@@ -187,6 +188,83 @@ def nearby(
         _fail(f"results file not found: {results}")
     for line in nearby_lines(read_records(results), back):
         out.print(line, highlight=False, soft_wrap=True)
+
+
+def _read_prs(path: Path) -> list[PullRequest]:
+    from benchsmith.mining.models import PullRequest
+
+    if not path.is_file():
+        _fail(f"PR file not found: {path}")
+    prs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            prs.append(PullRequest.model_validate_json(line))
+        except ValueError as exc:
+            _fail(f"{path}:{number}: not a pull request record ({str(exc).splitlines()[0]})")
+    return prs
+
+
+@app.command()
+def build(
+    prs_file: Annotated[Path, typer.Argument(help="prs.jsonl from `benchsmith mine`.")],
+    out_path: Annotated[Path, typer.Option("--out", help="instances.jsonl (SWE-bench format + benchsmith fields).")] = Path("instances.jsonl"),
+    per_repo: Annotated[int | None, typer.Option("--per-repo", min=1, help="Valid instances per repository at most.")] = None,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Runs before and after the fix (flaky tests are dropped).")] = 2,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Repositories built in parallel.")] = 1,
+    candidates_report: Annotated[Path | None, typer.Option("--candidates-report", help="repos.txt.report.json for the first funnel rows.")] = None,
+    backend: BackendOpt = "local",
+    max_iterations: IterOpt = 4,
+    threshold: ThresholdOpt = 0.95,
+    refdb: RefdbOpt = None,
+    test_timeout: TimeoutOpt = 1800,
+    network: NetworkOpt = "host",
+    ca_bundle: CaOpt = None,
+    cpus: CpusOpt = 2.0,
+    memory: MemoryOpt = "4g",
+) -> None:
+    """Set up each PR's base commit, run its tests before and after the fix, keep FAIL_TO_PASS ones."""
+    import json
+
+    from benchsmith.mining.build import InstanceBuilder
+    from benchsmith.mining.funnel import build_funnel
+
+    prs = _read_prs(prs_file)
+    report = None
+    if candidates_report is not None:
+        try:
+            report = json.loads(candidates_report.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            _fail(f"cannot read candidates report {candidates_report}: {exc}")
+    engine = _engine(backend, max_iterations, threshold, refdb, False, test_timeout,
+                     DockerFlags(network, ca_bundle, cpus, memory), quiet=True)
+    log_path = out_path.with_suffix(".log.jsonl")
+    builder = InstanceBuilder(engine, per_repo=per_repo, runs=runs,
+                              progress=lambda m: err.print(f"[dim]{m}[/]", highlight=False))
+    try:
+        builder.build(prs, out_path, log_path, jobs=jobs)
+    except KeyboardInterrupt:
+        _fail(f"interrupted: finished instances are kept in {out_path}; re-run to resume", 130)
+    outcomes = [json.loads(line) for line in log_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    funnel = build_funnel(prs, outcomes, report)
+    funnel_path = out_path.with_suffix(".funnel.json")
+    funnel_path.write_text(funnel.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    table = Table(title=f"funnel: {out_path}")
+    table.add_column("stage")
+    table.add_column("count", justify="right")
+    for stage, count in funnel.repo_stages.items():
+        table.add_row(f"repositories: {stage}", "-" if count is None else str(count))
+    for stage, count in funnel.pr_stages.items():
+        table.add_row(f"PRs: {stage}", str(count))
+    out.print(table)
+    per = Table(title="per repository")
+    for column in ("repository", "valid PRs", "setup ok", "instances", "not kept"):
+        per.add_column(column)
+    for row in funnel.rows:
+        per.add_row(row.repo, str(row.valid_prs), str(row.setup_ok), str(row.instances),
+                    ", ".join(f"{k} {v}" for k, v in sorted(row.reasons.items())))
+    out.print(per)
 
 
 docker_app = typer.Typer(no_args_is_help=True, help="Docker backend: base images and leftovers.")

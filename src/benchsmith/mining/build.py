@@ -8,6 +8,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -104,8 +105,11 @@ class InstanceBuilder:
         self.runs = runs
         self.progress = progress or (lambda message: None)
 
-    def build(self, prs: Iterable[PullRequest], out: Path, log: Path) -> list[Outcome]:
-        """Build every PR not already in `log`; append instances to `out`, outcomes to `log`."""
+    def build(self, prs: Iterable[PullRequest], out: Path, log: Path, jobs: int = 1) -> list[Outcome]:
+        """Build every PR not already in `log`; append instances to `out`, outcomes to `log`.
+
+        Repositories are built in parallel (`jobs`), the PRs of one repository in order.
+        """
         done = _done(log)
         instances, outcomes = JsonlWriter(out), JsonlWriter(log)
         valid_so_far = Counter(o["repo"] for o in done.values() if o.get("stage") == "valid")
@@ -113,17 +117,23 @@ class InstanceBuilder:
         for pr in prs:
             by_repo.setdefault(pr.repo, []).append(pr)
         written: list[Outcome] = []
-        for repo, repo_prs in by_repo.items():
-            repo_prs.sort(key=lambda p: p.created_at, reverse=True)
+
+        def one_repo(repo: str) -> None:
+            repo_prs = sorted(by_repo[repo], key=lambda p: p.created_at, reverse=True)
             environment: _Environment | None = None
             try:
                 for pr in repo_prs:
-                    iid = instance_id(repo, pr.number)
-                    if iid in done:
+                    if self.engine.cancelled.is_set():
+                        raise KeyboardInterrupt
+                    if instance_id(repo, pr.number) in done:
                         continue
                     if self.per_repo is not None and valid_so_far[repo] >= self.per_repo:
                         break
-                    outcome, instance, environment = self._one(pr, environment)
+                    try:
+                        outcome, instance, environment = self._one(pr, environment)
+                    except BenchsmithError as exc:  # e.g. the base commit is missing
+                        outcome, instance = Outcome(instance_id=instance_id(repo, pr.number),
+                                                    repo=repo, stage="error", reason=str(exc)), None
                     if instance is not None:
                         instances.write(instance)
                         valid_so_far[repo] += 1
@@ -132,6 +142,16 @@ class InstanceBuilder:
             finally:
                 if environment is not None:
                     environment.close()
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = [pool.submit(one_repo, repo) for repo in by_repo]
+            try:
+                for future in futures:
+                    future.result()
+            except KeyboardInterrupt:
+                self.engine.cancel()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
         return written
 
     def _one(self, pr: PullRequest, environment: _Environment | None

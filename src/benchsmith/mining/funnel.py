@@ -1,0 +1,73 @@
+"""The mining funnel: how many projects, repositories and PRs survive each stage.
+
+Shaped like Tables 1 and 10 of the SWA/SWEE-Bench paper: projects → repository found →
+permissive licence → has a valid PR → setup succeeds → valid PRs → setup succeeds → valid
+instances. The first three rows come from `benchsmith candidates`, when its report is given.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from benchsmith.mining.models import PullRequest
+
+REPO_STAGES = ("projects", "repo found", "permissive licence", "has valid PR", "setup succeeds")
+PR_STAGES = ("valid PRs", "setup succeeds", "valid instances")
+
+
+class FunnelRow(BaseModel):
+    """Counts for one repository (or the total)."""
+
+    repo: str
+    valid_prs: int = 0
+    setup_ok: int = 0
+    instances: int = 0
+    reasons: dict[str, int] = Field(default_factory=dict)
+
+
+class Funnel(BaseModel):
+    """Repository-level and PR-level stage counts, plus per-repository rows."""
+
+    repo_stages: dict[str, int | None]
+    pr_stages: dict[str, int]
+    rows: list[FunnelRow]
+
+
+def build_funnel(prs: list[PullRequest], outcomes: list[dict[str, Any]],
+                 candidates: dict[str, Any] | None = None, mined_repos: list[str] | None = None) -> Funnel:
+    """Count each stage from the mined PRs, the build log and (optionally) the candidates report."""
+    rows: dict[str, FunnelRow] = {}
+    for repo in mined_repos or []:
+        rows.setdefault(repo, FunnelRow(repo=repo))
+    for pr in prs:
+        rows.setdefault(pr.repo, FunnelRow(repo=pr.repo)).valid_prs += 1
+    reasons: dict[str, Counter[str]] = defaultdict(Counter)
+    for outcome in outcomes:
+        row = rows.setdefault(str(outcome["repo"]), FunnelRow(repo=str(outcome["repo"])))
+        stage = str(outcome.get("stage"))
+        if stage != "setup_failed":
+            row.setup_ok += 1
+        if stage == "valid":
+            row.instances += 1
+        else:
+            reasons[row.repo][stage] += 1
+    for repo, counter in reasons.items():
+        rows[repo].reasons = dict(counter)
+    counts = (candidates or {}).get("counts", {})
+    repo_stages: dict[str, int | None] = {
+        "projects": counts.get("projects"),
+        "repo found": counts.get("repo found"),
+        "permissive licence": counts.get("permissive licence"),
+        "has valid PR": sum(1 for r in rows.values() if r.valid_prs),
+        "setup succeeds": sum(1 for r in rows.values() if r.setup_ok),
+    }
+    pr_stages = {
+        "valid PRs": sum(r.valid_prs for r in rows.values()),
+        "setup succeeds": sum(r.setup_ok for r in rows.values()),
+        "valid instances": sum(r.instances for r in rows.values()),
+    }
+    return Funnel(repo_stages=repo_stages, pr_stages=pr_stages,
+                  rows=sorted(rows.values(), key=lambda r: (-r.instances, r.repo)))
