@@ -82,6 +82,26 @@ def test_build_command_writes_instances_and_funnel(make_repo, tmp_path: Path) ->
     assert funnel["pr_stages"] == {"valid PRs": 1, "setup succeeds": 1, "valid instances": 1}
     assert funnel["repo_stages"]["has valid PR"] == 1
     assert "PRs: valid instances" in result.stdout
+    assert_loads_with_swebench(out, tmp_path)
 
     prs.write_text('{"repo": "x"}\n')
     assert "prs.jsonl:1: not a pull request record" in one_line_error(run_cli("build", str(prs)))
+
+
+def assert_loads_with_swebench(instances: Path, tmp_path: Path) -> None:
+    """The `swebench` package's own loader reads the file (installed with uv, pinned)."""
+    from benchsmith.sandbox.tools import uv_binary
+
+    venv = tmp_path / "swebench-venv"
+    subprocess.run([uv_binary(), "venv", "-q", "-p", "3.11", str(venv)], check=True)
+    subprocess.run([uv_binary(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+                    "--exclude-newer", "2025-06-01", "swebench"], check=True)
+    code = ("import json, sys\n"
+            "from swebench.harness.utils import load_swebench_dataset\n"
+            "data = load_swebench_dataset(sys.argv[1])\n"
+            "print(json.dumps([[d['instance_id'], json.loads(d['FAIL_TO_PASS'])] for d in data]))")
+    loaded = subprocess.run([str(venv / "bin" / "python"), "-c", code, str(instances)],
+                            capture_output=True, text=True, check=True)
+    expected = [[r["instance_id"], json.loads(r["FAIL_TO_PASS"])]
+                for r in map(json.loads, instances.read_text().splitlines())]
+    assert json.loads(loaded.stdout.strip().splitlines()[-1]) == expected
