@@ -190,6 +190,32 @@ def nearby(
         out.print(line, highlight=False, soft_wrap=True)
 
 
+@app.command()
+def candidates(
+    from_pypi_top: Annotated[int | None, typer.Option("--from-pypi-top", min=1, help="Take the N most downloaded PyPI projects.")] = None,
+    repos: Annotated[Path | None, typer.Option("--repos", help="File of PyPI names, owner/name lines or GitHub URLs.")] = None,
+    out_path: Annotated[Path, typer.Option("--out", help="repos.txt to write (plus repos.txt.report.json).")] = Path("repos.txt"),
+    index_url: Annotated[str | None, typer.Option("--index-url", help="PyPI JSON API base (default https://pypi.org).")] = None,
+    top_url: Annotated[str | None, typer.Option("--top-url", help="Top-PyPI list (URL or file).")] = None,
+) -> None:
+    """Resolve PyPI projects to GitHub repositories and keep permissively licensed ones."""
+    from benchsmith.mining.candidates import candidates_main
+
+    try:
+        report = candidates_main(from_pypi_top, repos, out_path, index_url, top_url)
+    except BenchsmithError as exc:
+        _fail(str(exc))
+        return
+    table = Table(title=f"candidates: {out_path}")
+    table.add_column("stage")
+    table.add_column("count", justify="right")
+    for stage, count in report.counts.items():
+        table.add_row(stage, str(count))
+    if report.infra_failures:
+        table.add_row("index failures (not counted as drops)", str(report.infra_failures))
+    out.print(table)
+
+
 def _read_prs(path: Path) -> list[PullRequest]:
     from benchsmith.mining.models import PullRequest
 
