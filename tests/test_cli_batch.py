@@ -36,6 +36,9 @@ def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
         (["setup", ".", "--backend", "cloud"], "unknown backend 'cloud'"),
         (["setup-batch", "/no/such/list.txt", "--out", "x.jsonl"], "cannot read list file"),
         (["setup-batch", "list.txt", "--out", "x.jsonl", "--date", "2023-13-01"], "invalid date"),
+        (["candidates"], "give exactly one of --from-pypi-top N and --repos FILE"),
+        (["candidates", "--repos", "/no/such/file"], "/no/such/file"),
+        (["build", "/no/such/prs.jsonl"], "PR file not found"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], expected: str, tmp_path: Path) -> None:
