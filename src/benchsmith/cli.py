@@ -216,6 +216,40 @@ def candidates(
     out.print(table)
 
 
+@app.command()
+def mine(
+    repos_file: Annotated[Path, typer.Argument(help="owner/name (or 'PATH [owner/name]' with --from-git) per line.")],
+    out_path: Annotated[Path, typer.Option("--out", help="prs.jsonl to append valid PRs to.")] = Path("prs.jsonl"),
+    github: Annotated[bool, typer.Option("--github", help="Use the GitHub REST API (needs GITHUB_TOKEN).")] = False,
+    from_git: Annotated[bool, typer.Option("--from-git", help="Mine local clones with full history, offline.")] = False,
+    max_prs: Annotated[int | None, typer.Option("--max-prs", min=1, help="Valid PRs per repository at most.")] = None,
+    mirrors: Annotated[str | None, typer.Option("--mirrors", help="Directory of local clones for owner/name lines.")] = None,
+    issues: Annotated[Path | None, typer.Option("--issues", help="--from-git: JSONL of issues (number, title, body, comments).")] = None,
+) -> None:
+    """Find merged PRs that resolve an issue and change tests; split them into patch and test patch."""
+    from benchsmith.mining.mine import mine_repos, read_repos
+
+    if github and from_git:
+        _fail("choose one of --github and --from-git")
+    if issues is not None and not issues.is_file():
+        _fail(f"issues file not found: {issues}")
+    try:
+        entries = read_repos(repos_file)
+        results = mine_repos(entries, "git" if from_git else "github", out_path, max_prs,
+                             mirrors=mirrors, issues_file=issues,
+                             progress=lambda m: err.print(f"[dim]{m}[/]", highlight=False))
+    except BenchsmithError as exc:
+        _fail(str(exc))
+        return
+    table = Table(title=f"mined: {out_path}")
+    for column in ("repository", "examined", "valid PRs", "main skip reasons / error"):
+        table.add_column(column)
+    for result in results:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.skipped.items(), key=lambda kv: -kv[1])[:3])
+        table.add_row(result.repo, str(result.examined), str(result.kept), result.error or reasons)
+    out.print(table)
+
+
 def _read_prs(path: Path) -> list[PullRequest]:
     from benchsmith.mining.models import PullRequest
 

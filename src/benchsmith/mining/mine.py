@@ -1,0 +1,112 @@
+"""`benchsmith mine`: valid pull requests of many repositories, resumable per repository."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
+
+from benchsmith.core import BenchsmithError
+from benchsmith.setup.batch import JsonlWriter, load_finished, resolve_source
+from benchsmith.setup.checkout import repo_name_from
+
+if TYPE_CHECKING:
+    from benchsmith.mining.github_client import GitHubClient
+
+Mode = Literal["github", "git"]
+
+
+class RepoMined(BaseModel):
+    """One line of the mining log: what one repository gave."""
+
+    input: str  # the repos-file line, so a re-run can skip it
+    repo: str
+    mode: Mode
+    examined: int = 0
+    kept: int = 0
+    skipped: dict[str, int] = Field(default_factory=dict)
+    error: str | None = None
+
+
+def read_repos(path: Path) -> list[str]:
+    """Non-empty, non-comment lines of a repos file."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BenchsmithError(f"cannot read repos file {path}: {exc}") from None
+    entries = [line.split("#", 1)[0].strip() for line in lines]
+    for number, entry in enumerate(entries, start=1):
+        if entry and len(entry.split()) > 2:
+            raise BenchsmithError(f"{path}:{number}: expected 'OWNER/NAME' or 'PATH [OWNER/NAME]'")
+    return [e for e in entries if e]
+
+
+def mine_repos(entries: list[str], mode: Mode, out: Path, max_prs: int | None,
+               mirrors: str | None = None, issues_file: Path | None = None,
+               progress: Callable[[str], None] | None = None) -> list[RepoMined]:
+    """Append every valid PR of each repository to `out`; log each repository to `out`.repos.jsonl."""
+    say = progress or (lambda message: None)
+    log = out.with_name(out.name + ".repos.jsonl")
+    done = load_finished(log)
+    prs_out, log_out = JsonlWriter(out), JsonlWriter(log)
+    client = _github_client(out) if mode == "github" else None
+    results: list[RepoMined] = []
+    for entry in entries:
+        if entry in done:
+            continue
+        words = entry.split()
+        source = words[0]
+        repo = words[1] if len(words) > 1 else (
+            source if re.fullmatch(r"[\w.-]+/[\w.-]+", source) else repo_name_from(source))
+        record = RepoMined(input=entry, repo=repo, mode=mode)
+        skipped: Counter[str] = Counter()
+
+        def on_skip(number: int, reason: str, counter: Counter[str] = skipped) -> None:
+            counter[reason] += 1
+
+        say(f"mining {repo} ({mode})")
+        try:
+            if mode == "git":
+                from benchsmith.mining.git_miner import mine_git
+
+                prs = mine_git(resolve_source(source, mirrors), repo, max_prs, issues_file, on_skip)
+            else:
+                from benchsmith.mining.github_miner import mine_github
+
+                assert client is not None
+                prs = mine_github(client, repo, max_prs, on_skip=on_skip)
+            for pr in prs:
+                prs_out.write(pr)
+                record.kept += 1
+        except BenchsmithError as exc:
+            record.error = str(exc)
+        record.skipped = dict(skipped)
+        record.examined = record.kept + sum(skipped.values())
+        log_out.write(record)
+        results.append(record)
+        say(f"  {record.kept} valid PRs of {record.examined} examined"
+            + (f" (error: {record.error})" if record.error else ""))
+    return results
+
+
+def _github_client(out: Path) -> GitHubClient:
+    from benchsmith.mining.github_client import GitHubClient, tokens_from_env
+
+    tokens = tokens_from_env()
+    if not tokens:
+        raise BenchsmithError("mining GitHub needs a token: set GITHUB_TOKEN (or GH_TOKEN, "
+                              "GITHUB_TOKENS), or mine local clones with --from-git")
+    return GitHubClient(tokens, cache_dir=out.parent / ".benchsmith-github-cache")
+
+
+def read_log(out: Path) -> list[dict[str, object]]:
+    """The per-repository mining log next to `out`."""
+    log = out.with_name(out.name + ".repos.jsonl")
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
