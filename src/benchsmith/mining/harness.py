@@ -129,6 +129,9 @@ def run_instance_tests(sandbox: Sandbox, plan: Plan, patch: str, test_patch: str
     if not applied.ok:
         return Behaviour(before=before, error=f"code patch does not apply: {applied.output.strip()[-200:]}")
     after = [_run(sandbox, command, plan.runner, timeout) for _ in range(runs)]
+    if not any(run.statuses for run in after):
+        return Behaviour(before=before, after=after,
+                         error=f"the tests gave no results: {after[0].log_tail[-300:]}")
     behaviour = classify(before, after)
     behaviour.test_files = files
     behaviour.tests_s = round(sum(r.duration_s for r in before + after), 3)
