@@ -81,3 +81,12 @@ def test_mine_then_build_end_to_end(make_repo, tmp_path: Path) -> None:
     assert {o["instance_id"]: o["stage"] for o in log}["fixture__calc-6"] == "no_fail_to_pass"
     funnel = json.loads((tmp_path / "instances.funnel.json").read_text())
     assert funnel["pr_stages"] == {"valid PRs": 3, "setup succeeds": 3, "valid instances": 2}
+
+    verified = run_cli("verify", str(out), "--source", f"fixture/calc={repo.path}")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.count("ok ") == 2
+    tampered = instances["fixture__calc-2"]
+    tampered["FAIL_TO_PASS"] = json.dumps(["tests/test_calc.py::test_plain"])  # passes before the fix
+    out.write_text(json.dumps(tampered) + "\n")
+    rejected = run_cli("verify", str(out), "--source", f"fixture/calc={repo.path}")
+    assert rejected.returncode == 1 and "not FAIL_TO_PASS any more" in rejected.stdout

@@ -327,6 +327,38 @@ def build(
     out.print(per)
 
 
+@app.command()
+def verify(
+    instances_file: Annotated[Path, typer.Argument(help="instances.jsonl from `benchsmith build`.")],
+    source: Annotated[list[str] | None, typer.Option("--source", help="owner/name=PATH of a clone (repeatable).")] = None,
+    mirrors: Annotated[str | None, typer.Option("--mirrors", help="Directory of local clones.")] = None,
+    backend: BackendOpt = "local",
+) -> None:
+    """Re-run every instance from a fresh environment: gold patch turns FAIL_TO_PASS from fail to pass."""
+    from benchsmith.mining.build import TaskInstance
+    from benchsmith.mining.verify import verify_instance
+    from benchsmith.sandbox import DockerSandboxConfig, LocalSandboxConfig
+    from benchsmith.setup.batch import resolve_source
+
+    if not instances_file.is_file():
+        _fail(f"instances file not found: {instances_file}")
+    sources = dict(s.split("=", 1) for s in source or [] if "=" in s)
+    config = DockerSandboxConfig() if backend == "docker" else LocalSandboxConfig()
+    failures = 0
+    for line in instances_file.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        instance = TaskInstance.model_validate_json(line)
+        where = sources.get(instance.repo) or resolve_source(instance.repo, mirrors)
+        verdict = verify_instance(instance, where, config)
+        failures += not verdict.ok
+        colour = "green" if verdict.ok else "red"
+        out.print(f"[{colour}]{'ok' if verdict.ok else 'FAILED':6}[/] {instance.instance_id} "
+                  f"{verdict.duration_s:.0f}s {verdict.reason}", highlight=False)
+    if failures:
+        raise typer.Exit(1)
+
+
 docker_app = typer.Typer(no_args_is_help=True, help="Docker backend: base images and leftovers.")
 app.add_typer(docker_app, name="docker")
 

@@ -1,0 +1,88 @@
+"""Re-check built instances from scratch: fresh sandbox, recorded commands, gold patches."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from benchsmith.core import BenchsmithError, Plan
+from benchsmith.mining.build import TaskInstance
+from benchsmith.mining.harness import run_instance_tests
+from benchsmith.sandbox.config import SandboxConfig, make_sandbox
+from benchsmith.setup.checkout import materialize, resolve
+
+
+class Verdict(BaseModel):
+    """Whether the gold patch still turns every FAIL_TO_PASS test from failing to passing."""
+
+    instance_id: str
+    ok: bool
+    reason: str = ""
+    duration_s: float = 0.0
+
+
+def verify_instance(instance: TaskInstance, source: str, sandbox_config: SandboxConfig,
+                    timeout_s: float = 1800) -> Verdict:
+    """Fresh sandbox, the instance's install commands, then before/after runs of its tests."""
+    started = time.monotonic()
+    expected = set(json.loads(instance.FAIL_TO_PASS))
+    checkout = resolve(source, rev=instance.base_commit, repo=instance.repo)
+    workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
+    sandbox = make_sandbox(sandbox_config)
+    try:
+        repo_dir = materialize(checkout, workspace / "repo", portable=sandbox_config.type == "docker")
+        sandbox.upload(repo_dir, sandbox.workdir)
+        sandbox.setup_python(instance.python)
+        for command in instance.install:
+            result = sandbox.exec(command, env={"UV_EXCLUDE_NEWER": instance.exclude_newer},
+                                  timeout=timeout_s)
+            if not result.ok:
+                return Verdict(instance_id=instance.instance_id, ok=False,
+                               reason=f"install failed: {result.output.strip()[-200:]}")
+        env, args = _recorded_test(instance)
+        plan = Plan(python=instance.python, exclude_newer=instance.exclude_newer,
+                    runner="unittest" if instance.runner == "unittest" else "pytest",
+                    test_args=args, env=env)
+        behaviour = run_instance_tests(sandbox, plan, instance.patch, instance.test_patch, runs=1,
+                                       timeout=timeout_s)
+    except BenchsmithError as exc:
+        return Verdict(instance_id=instance.instance_id, ok=False, reason=str(exc))
+    finally:
+        sandbox.close()
+        shutil.rmtree(workspace, ignore_errors=True)
+    missing = sorted(expected - set(behaviour.FAIL_TO_PASS))
+    reason = behaviour.error or (f"not FAIL_TO_PASS any more: {', '.join(missing[:5])}" if missing else "")
+    return Verdict(instance_id=instance.instance_id, ok=not reason, reason=reason,
+                   duration_s=round(time.monotonic() - started, 2))
+
+
+def _recorded_test(instance: TaskInstance) -> tuple[dict[str, str], list[str]]:
+    """Environment prefix and pytest options of the recorded test command (files are re-added)."""
+    import shlex
+
+    from benchsmith.mining.harness import _options_only
+
+    words = shlex.split(instance.test[0]) if instance.test else []
+    env: dict[str, str] = {}
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    if "pytest" not in words:
+        return env, []
+    args = _options_only(words[words.index("pytest") + 1:])
+    kept: list[str] = []
+    index = 0
+    while index < len(args):  # drop what render_test adds by itself
+        if args[index] == "-rA":
+            index += 1
+        elif args[index] == "-p" and index + 1 < len(args) and args[index + 1] == "no:cacheprovider":
+            index += 2
+        else:
+            kept.append(args[index])
+            index += 1
+    return env, kept
