@@ -157,3 +157,26 @@ def test_instances_of_one_repository_share_the_environment_layers(make_repo, tmp
     instance_layers = client.images.get(instance).attrs["RootFS"]["Layers"]
     assert instance_layers[: len(env_layers)] == env_layers
     assert len(instance_layers) > len(env_layers)
+
+
+def test_build_on_docker_gives_every_instance_an_image(make_repo, tmp_path: Path) -> None:
+    import json
+
+    import docker
+
+    from benchsmith.mining.build import InstanceBuilder
+
+    from .test_mining_build import BUGGY, FIXED, NEW_TESTS, OLD_TESTS, pr_from
+
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
+                              "tests/test_calc.py": OLD_TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
+                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    engine = SetupEngine(SetupOptions(sandbox=DockerSandboxConfig(), use_refdb=False))
+    out = tmp_path / "instances.jsonl"
+    InstanceBuilder(engine).build([pr_from(repo, 2, base, fix)], out, tmp_path / "log.jsonl")
+    [instance] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert instance["image"] == f"benchsmith/inst.fixture__calc:{base[:12]}"
+    labels = docker.from_env().images.get(instance["image"]).labels
+    assert labels["benchsmith.commit"] == base and labels["benchsmith.env"].startswith("benchsmith/env.fixture__calc:")

@@ -21,6 +21,7 @@ from benchsmith.setup.batch import JsonlWriter
 from benchsmith.setup.checkout import Checkout, git, materialize, resolve
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.plan import render_install
+from benchsmith.setup.record import SetupRecord
 
 DEPENDENCY_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "Pipfile",
                     "requirements*.txt", "requirements", "*requirements*.txt")
@@ -85,8 +86,9 @@ def _version(checkout: Checkout) -> str:
 class _Environment:
     """A validated plan and, while dependencies do not change, a live sandbox to reuse."""
 
-    def __init__(self, plan: Plan, commit: str, setup_commit: str) -> None:
+    def __init__(self, plan: Plan, commit: str, setup_commit: str, record: SetupRecord) -> None:
         self.plan, self.commit, self.setup_commit = plan, commit, setup_commit
+        self.record = record  # the validating setup (its image is the environment image)
         self.sandbox: Sandbox | None = None
 
     def close(self) -> None:
@@ -170,7 +172,7 @@ class InstanceBuilder:
             if record.status != "validated" or record.plan is None:
                 return (Outcome(instance_id=iid, repo=pr.repo, stage="setup_failed",
                                 reason=record.failure_reason or record.status), None, None)
-            environment = _Environment(record.plan, pr.base_commit, pr.base_commit)
+            environment = _Environment(record.plan, pr.base_commit, pr.base_commit, record)
             started = time.monotonic()  # the marginal time starts once the environment is known
         assert environment is not None
         plan = environment.plan.model_copy(update={"exclude_newer": checkout.exclude_newer})
@@ -193,6 +195,8 @@ class InstanceBuilder:
                                   f"{len(behaviour.FAIL_TO_FAIL)} FAIL_TO_FAIL",
                            setup_reused=reused), None, environment
         instance = self._instance(pr, checkout, plan, environment, behaviour)
+        if environment.record.image:
+            instance.image = self._instance_image(environment.record, checkout)
         instance.instance_s = round(time.monotonic() - started, 2)
         return Outcome(instance_id=iid, repo=pr.repo, stage="valid", setup_reused=reused), instance, environment
 
@@ -224,6 +228,18 @@ class InstanceBuilder:
                 raise BenchsmithError(f"install failed at {checkout.commit[:12]}: "
                                       f"{result.output.strip().splitlines()[-1][:200]}")
         return sandbox
+
+    def _instance_image(self, record: SetupRecord, checkout: Checkout) -> str:
+        """The per-instance image: the base commit's checkout on top of the environment image."""
+        from benchsmith.setup.images import build_instance_image
+
+        assert record.image is not None
+        workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
+        try:
+            repo_dir = materialize(checkout, workspace / "repo", portable=True)
+            return build_instance_image(record.image, record, checkout.commit, repo_dir)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
 
     def _instance(self, pr: PullRequest, checkout: Checkout, plan: Plan,
                   environment: _Environment, behaviour: Behaviour) -> TaskInstance:
