@@ -90,6 +90,7 @@ class _Environment:
         self.plan, self.commit, self.setup_commit = plan, commit, setup_commit
         self.record = record  # the validating setup (its image is the environment image)
         self.sandbox: Sandbox | None = None
+        self.sandbox_commit: str | None = None  # the commit the live sandbox's project was installed at
 
     def close(self) -> None:
         if self.sandbox is not None:
@@ -167,12 +168,16 @@ class InstanceBuilder:
         if not reused:
             if environment is not None:
                 environment.close()
+            kept: list[Sandbox] = []
             record = self.engine.setup(source, rev=pr.base_commit, on_date=pr.created_at[:10],
-                                       repo=pr.repo)
+                                       repo=pr.repo, keep=kept.append)
             if record.status != "validated" or record.plan is None:
                 return (Outcome(instance_id=iid, repo=pr.repo, stage="setup_failed",
                                 reason=record.failure_reason or record.status), None, None)
             environment = _Environment(record.plan, pr.base_commit, pr.base_commit, record)
+            # The validating sandbox is installed at this very commit: the first instance runs there.
+            environment.sandbox = kept[0] if kept else None
+            environment.sandbox_commit = pr.base_commit
             started = time.monotonic()  # the marginal time starts once the environment is known
         assert environment is not None
         plan = environment.plan.model_copy(update={"exclude_newer": checkout.exclude_newer})
@@ -206,13 +211,15 @@ class InstanceBuilder:
         if environment.sandbox is not None:
             sandbox = environment.sandbox
             reset = sandbox.exec(f"git checkout -f -q {checkout.commit} && git clean -fdq", timeout=300)
-            if reset.ok and (not plan.install_project or sandbox.exec(
+            same = environment.sandbox_commit == checkout.commit
+            if reset.ok and (same or not plan.install_project or sandbox.exec(
                     "uv pip install --no-deps --reinstall " + ("-e ." if plan.editable else "."),
-                    timeout=900).ok):
+                    env={"UV_EXCLUDE_NEWER": plan.exclude_newer}, timeout=900).ok):
+                environment.sandbox_commit = checkout.commit
                 return sandbox
             environment.close()
         sandbox = make_sandbox(self.engine.options.sandbox)
-        environment.sandbox = sandbox
+        environment.sandbox, environment.sandbox_commit = sandbox, checkout.commit
         workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
         try:
             repo_dir = materialize(checkout, workspace / "repo",

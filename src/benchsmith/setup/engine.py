@@ -20,6 +20,7 @@ from benchsmith.core import (
     ExecResult,
     Plan,
     Repairer,
+    Sandbox,
     TestResult,
     TestStatus,
 )
@@ -105,8 +106,12 @@ class SetupEngine:
 
     # -- public ------------------------------------------------------------------------
     def setup(self, source: str, rev: str | None = None, on_date: str | None = None,
-              repo: str | None = None) -> SetupRecord:
-        """Set up `source` at `rev` (or the last commit before `on_date`); raise on bad input."""
+              repo: str | None = None, keep: Callable[[Sandbox], None] | None = None) -> SetupRecord:
+        """Set up `source` at `rev` (or the last commit before `on_date`); raise on bad input.
+
+        With `keep`, the sandbox of the validating attempt is handed to `keep` instead of being
+        closed (the caller then owns it), so task mining can run instances in it right away.
+        """
         started = time.monotonic()
         checkout = resolve(source, rev=rev, on_date=on_date, repo=repo)
         self.progress(f"{checkout.repo} @ {checkout.commit[:12]} (pinned to {checkout.exclude_newer})")
@@ -120,14 +125,15 @@ class SetupEngine:
                     f"no Python project in {source} at {checkout.commit[:12]} "
                     "(no setup.py, setup.cfg, pyproject.toml or requirements file)"
                 )
-            record = self._run(checkout, context, host_repo)
+            record = self._run(checkout, context, host_repo, keep)
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
         record.duration_s = round(time.monotonic() - started, 2)
         return record
 
     # -- the loop ----------------------------------------------------------------------
-    def _run(self, checkout: Checkout, context: RepoContext, host_repo: Path) -> SetupRecord:
+    def _run(self, checkout: Checkout, context: RepoContext, host_repo: Path,
+             keep: Callable[[Sandbox], None] | None = None) -> SetupRecord:
         pin_day = date.fromisoformat(checkout.pin_date)
         probe = make_sandbox(self.options.sandbox)
         try:
@@ -149,7 +155,7 @@ class SetupEngine:
             tried.append(plan)
             self.progress(f"round {round_number}: Python {plan.python} ({origin})")
             iteration, counts = self._attempt(plan, checkout, context, host_repo, round_number,
-                                              origin)
+                                              origin, keep)
             record.iterations.append(iteration)
             if iteration.validated:
                 self._accept(record, checkout, plan, counts, iteration)
@@ -231,7 +237,8 @@ class SetupEngine:
         return plans
 
     def _attempt(self, plan: Plan, checkout: Checkout, context: RepoContext, host_repo: Path,
-                 round_number: int, origin: str) -> tuple[Iteration, TestCounts]:
+                 round_number: int, origin: str, keep: Callable[[Sandbox], None] | None = None
+                 ) -> tuple[Iteration, TestCounts]:
         started = time.monotonic()
         iteration = Iteration(round=round_number, python=plan.python, origin=origin)
         counts = TestCounts()
@@ -273,7 +280,10 @@ class SetupEngine:
                 if rate is not None:
                     iteration.diagnosis.reason += f" (pass rate {rate:.1%})"
         finally:
-            sandbox.close()
+            if keep is not None and iteration.validated:
+                keep(sandbox)
+            else:
+                sandbox.close()
         return self._finish(iteration, started), counts
 
     @staticmethod
