@@ -105,3 +105,20 @@ def assert_loads_with_swebench(instances: Path, tmp_path: Path) -> None:
     expected = [[r["instance_id"], json.loads(r["FAIL_TO_PASS"])]
                 for r in map(json.loads, instances.read_text().splitlines())]
     assert json.loads(loaded.stdout.strip().splitlines()[-1]) == expected
+
+
+def test_a_kill_between_instance_and_log_line_neither_loses_nor_duplicates(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
+                              "tests/test_calc.py": OLD_TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
+                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    engine = SetupEngine(SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
+                                      refdb=str(tmp_path / "ref.sqlite")))
+    out, log = tmp_path / "instances.jsonl", tmp_path / "build-log.jsonl"
+    InstanceBuilder(engine).build([pr_from(repo, 2, base, fix)], out, log)
+    log.write_text("")  # killed after writing the instance, before its log line
+    with open(out, "a") as handle:
+        handle.write('{"instance_id": "fixture__calc-9", "rep')  # and a half-written line
+    assert InstanceBuilder(engine).build([pr_from(repo, 2, base, fix)], out, log) == []
+    assert [json.loads(line)["instance_id"] for line in out.read_text().splitlines()] == ["fixture__calc-2"]

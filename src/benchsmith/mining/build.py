@@ -114,8 +114,12 @@ class InstanceBuilder:
         Repositories are built in parallel (`jobs`), the PRs of one repository in order.
         """
         done = _done(log)
+        # An instance written just before a kill, without its log line, counts as done too.
+        for iid in _done(out):
+            done.setdefault(iid, {"instance_id": iid, "stage": "valid"})
         instances, outcomes = JsonlWriter(out), JsonlWriter(log)
-        valid_so_far = Counter(o["repo"] for o in done.values() if o.get("stage") == "valid")
+        valid_so_far = Counter(str(o.get("repo") or str(o["instance_id"]).rsplit("-", 1)[0].replace("__", "/"))
+                               for o in done.values() if o.get("stage") == "valid")
         by_repo: dict[str, list[PullRequest]] = {}
         for pr in prs:
             by_repo.setdefault(pr.repo, []).append(pr)
