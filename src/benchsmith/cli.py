@@ -333,6 +333,7 @@ def verify(
     source: Annotated[list[str] | None, typer.Option("--source", help="owner/name=PATH of a clone (repeatable).")] = None,
     mirrors: Annotated[str | None, typer.Option("--mirrors", help="Directory of local clones.")] = None,
     backend: BackendOpt = "local",
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per test or install command.")] = 1800,
 ) -> None:
     """Re-run every instance from a fresh environment: gold patch turns FAIL_TO_PASS from fail to pass."""
     from benchsmith.mining.build import TaskInstance
@@ -350,7 +351,7 @@ def verify(
             continue
         instance = TaskInstance.model_validate_json(line)
         where = sources.get(instance.repo) or resolve_source(instance.repo, mirrors)
-        verdict = verify_instance(instance, where, config)
+        verdict = verify_instance(instance, where, config, timeout_s=timeout)
         failures += not verdict.ok
         colour = "green" if verdict.ok else "red"
         out.print(f"[{colour}]{'ok' if verdict.ok else 'FAILED':6}[/] {instance.instance_id} "
