@@ -14,9 +14,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from benchsmith.core import BenchsmithError, Plan, Sandbox
-from benchsmith.mining.harness import Behaviour, run_instance_tests
+from benchsmith.mining.harness import Behaviour, prepare_sandbox, run_instance_tests
 from benchsmith.mining.models import PullRequest
-from benchsmith.sandbox.config import make_sandbox
 from benchsmith.setup.batch import JsonlWriter
 from benchsmith.setup.checkout import Checkout, git, materialize, resolve
 from benchsmith.setup.engine import SetupEngine
@@ -222,22 +221,10 @@ class InstanceBuilder:
                 environment.sandbox_commit = checkout.commit
                 return sandbox
             environment.close()
-        sandbox = make_sandbox(self.engine.options.sandbox)
+        options = self.engine.options
+        sandbox = prepare_sandbox(options.sandbox, checkout, plan.python, render_install(plan, apt=apt),
+                                  plan.exclude_newer, options.install_timeout_s)
         environment.sandbox, environment.sandbox_commit = sandbox, checkout.commit
-        workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
-        try:
-            repo_dir = materialize(checkout, workspace / "repo",
-                                   portable=self.engine.options.sandbox.type == "docker")
-            sandbox.upload(repo_dir, sandbox.workdir)
-        finally:
-            shutil.rmtree(workspace, ignore_errors=True)
-        sandbox.setup_python(plan.python)
-        for command in render_install(plan, apt=apt):
-            result = sandbox.exec(command, env={"UV_EXCLUDE_NEWER": plan.exclude_newer},
-                                  timeout=self.engine.options.install_timeout_s)
-            if not result.ok:
-                raise BenchsmithError(f"install failed at {checkout.commit[:12]}: "
-                                      f"{result.output.strip().splitlines()[-1][:200]}")
         return sandbox
 
     def _instance_image(self, record: SetupRecord, checkout: Checkout) -> str:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import shlex
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from benchsmith.core import ExecResult, Plan, Sandbox, TestStatus
+from benchsmith.core import BenchsmithError, ExecResult, Plan, Sandbox, TestStatus
 from benchsmith.mining.patches import touched_files
 from benchsmith.parsing import parse_test_output
+from benchsmith.sandbox.config import SandboxConfig, make_sandbox
+from benchsmith.setup.checkout import Checkout, materialize
 from benchsmith.setup.plan import render_test
 
 PATCH_DIR = "../benchsmith-patches"
@@ -43,6 +48,31 @@ class Behaviour(BaseModel):
     test_files: list[str] = Field(default_factory=list)
     tests_s: float = 0.0  # time spent in test runs only
     error: str | None = None
+
+
+def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
+                    install: list[str], exclude_newer: str, timeout: float) -> Sandbox:
+    """A fresh sandbox with the checkout, a Python `python` venv and the `install` commands run.
+
+    Raises BenchsmithError (after closing the sandbox) when a command fails.
+    """
+    sandbox = make_sandbox(config)
+    workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
+    try:
+        repo_dir = materialize(checkout, workspace / "repo", portable=config.type == "docker")
+        sandbox.upload(repo_dir, sandbox.workdir)
+        sandbox.setup_python(python)
+        for command in install:
+            result = sandbox.exec(command, env={"UV_EXCLUDE_NEWER": exclude_newer}, timeout=timeout)
+            if not result.ok:
+                tail = (result.output.strip().splitlines() or [""])[-1][:200]
+                raise BenchsmithError(f"install failed at {checkout.commit[:12]}: {tail}")
+    except BaseException:
+        sandbox.close()
+        raise
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+    return sandbox
 
 
 def runnable_test_files(test_patch: str) -> list[str]:

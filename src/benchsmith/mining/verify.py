@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import time
-from pathlib import Path
 
 from pydantic import BaseModel
 
 from benchsmith.core import BenchsmithError, Plan
 from benchsmith.mining.build import TaskInstance
-from benchsmith.mining.harness import run_instance_tests
-from benchsmith.sandbox.config import SandboxConfig, make_sandbox
-from benchsmith.setup.checkout import materialize, resolve
+from benchsmith.mining.harness import prepare_sandbox, run_instance_tests
+from benchsmith.sandbox.config import SandboxConfig
+from benchsmith.setup.checkout import resolve
 
 
 class Verdict(BaseModel):
@@ -31,19 +28,13 @@ def verify_instance(instance: TaskInstance, source: str, sandbox_config: Sandbox
     """Fresh sandbox, the instance's install commands, then before/after runs of its tests."""
     started = time.monotonic()
     expected = set(json.loads(instance.FAIL_TO_PASS))
-    checkout = resolve(source, rev=instance.base_commit, repo=instance.repo)
-    workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
-    sandbox = make_sandbox(sandbox_config)
     try:
-        repo_dir = materialize(checkout, workspace / "repo", portable=sandbox_config.type == "docker")
-        sandbox.upload(repo_dir, sandbox.workdir)
-        sandbox.setup_python(instance.python)
-        for command in instance.install:
-            result = sandbox.exec(command, env={"UV_EXCLUDE_NEWER": instance.exclude_newer},
-                                  timeout=timeout_s)
-            if not result.ok:
-                return Verdict(instance_id=instance.instance_id, ok=False,
-                               reason=f"install failed: {result.output.strip()[-200:]}")
+        checkout = resolve(source, rev=instance.base_commit, repo=instance.repo)
+        sandbox = prepare_sandbox(sandbox_config, checkout, instance.python, instance.install,
+                                  instance.exclude_newer, timeout_s)
+    except BenchsmithError as exc:
+        return Verdict(instance_id=instance.instance_id, ok=False, reason=str(exc))
+    try:
         env, args = _recorded_test(instance)
         plan = Plan(python=instance.python, exclude_newer=instance.exclude_newer,
                     runner="unittest" if instance.runner == "unittest" else "pytest",
@@ -54,7 +45,6 @@ def verify_instance(instance: TaskInstance, source: str, sandbox_config: Sandbox
         return Verdict(instance_id=instance.instance_id, ok=False, reason=str(exc))
     finally:
         sandbox.close()
-        shutil.rmtree(workspace, ignore_errors=True)
     missing = sorted(expected - set(behaviour.FAIL_TO_PASS))
     reason = behaviour.error or (f"not FAIL_TO_PASS any more: {', '.join(missing[:5])}" if missing else "")
     return Verdict(instance_id=instance.instance_id, ok=not reason, reason=reason,
