@@ -166,13 +166,9 @@ def test_build_on_docker_gives_every_instance_an_image(make_repo, tmp_path: Path
 
     from benchsmith.mining.build import InstanceBuilder
 
-    from .test_mining_build import BUGGY, FIXED, NEW_TESTS, OLD_TESTS, pr_from
+    from .test_mining_build import bug_and_fix, pr_from
 
-    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
-                              "tests/test_calc.py": OLD_TESTS})
-    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
-    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
-                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    repo, base, fix = bug_and_fix(make_repo)
     engine = SetupEngine(SetupOptions(sandbox=DockerSandboxConfig(), use_refdb=False))
     out = tmp_path / "instances.jsonl"
     InstanceBuilder(engine).build([pr_from(repo, 2, base, fix)], out, tmp_path / "log.jsonl")

@@ -27,6 +27,16 @@ def diff(repo: Path, a: str, b: str) -> str:
     return subprocess.run(["git", "diff", a, b], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
+def bug_and_fix(make_repo):
+    """A repository with a bug at `base` and the commit `fix` that fixes it and adds a test."""
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
+                              "tests/test_calc.py": OLD_TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
+                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    return repo, base, fix
+
+
 def pr_from(repo, number: int, base: str, merged: str, **fields) -> PullRequest:
     from benchsmith.mining.patches import split_patch
 
@@ -37,11 +47,7 @@ def pr_from(repo, number: int, base: str, merged: str, **fields) -> PullRequest:
 
 
 def test_build_keeps_fail_to_pass_instances_and_reuses_the_environment(make_repo, tmp_path: Path) -> None:
-    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
-                              "tests/test_calc.py": OLD_TESTS})
-    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
-    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
-                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    repo, base, fix = bug_and_fix(make_repo)
     docs = repo.commit({"src/calc/__init__.py": FIXED + "# note\n",
                         "tests/test_calc.py": NEW_TESTS + "\ndef test_more():\n    assert parse('x') == ['x']\n"},
                        "Add a test that passes already (#3)", date="2023-05-20T12:00:00+00:00")
@@ -68,11 +74,7 @@ def test_build_keeps_fail_to_pass_instances_and_reuses_the_environment(make_repo
 def test_build_command_writes_instances_and_funnel(make_repo, tmp_path: Path) -> None:
     from .test_cli_batch import one_line_error, run_cli
 
-    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
-                              "tests/test_calc.py": OLD_TESTS})
-    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
-    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
-                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    repo, base, fix = bug_and_fix(make_repo)
     prs = tmp_path / "prs.jsonl"
     prs.write_text(pr_from(repo, 2, base, fix, issue_numbers=[1]).model_dump_json() + "\n")
     out = tmp_path / "instances.jsonl"
@@ -108,11 +110,7 @@ def assert_loads_with_swebench(instances: Path, tmp_path: Path) -> None:
 
 
 def test_a_kill_between_instance_and_log_line_neither_loses_nor_duplicates(make_repo, tmp_path: Path) -> None:
-    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
-                              "tests/test_calc.py": OLD_TESTS})
-    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
-    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
-                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    repo, base, fix = bug_and_fix(make_repo)
     engine = SetupEngine(SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
                                       refdb=str(tmp_path / "ref.sqlite")))
     out, log = tmp_path / "instances.jsonl", tmp_path / "build-log.jsonl"
