@@ -464,6 +464,10 @@ def _print_summary(summary: BatchSummary, title: str) -> None:
     out.print(table)
 
 
+# Commands defined in their own modules register themselves on `app`.
+from benchsmith import cli_evaluate as _cli_evaluate  # noqa: E402,F401
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
     # Handled like Ctrl-C, so every `finally` removes its sandbox and temporary checkout.
     raise KeyboardInterrupt

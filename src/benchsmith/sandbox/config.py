@@ -30,6 +30,9 @@ class LocalSandboxConfig(BaseModel):
     """Extra variables set in every command."""
     keep: bool = False
     """Keep the sandbox directory after closing (for debugging)."""
+    root: str | None = None
+    """Use this directory (created if missing, never deleted) instead of a fresh temporary one:
+    a persistent environment that later sandboxes reopen."""
 
 
 SandboxConfig = Annotated[LocalSandboxConfig | DockerSandboxConfig, Field(discriminator="type")]

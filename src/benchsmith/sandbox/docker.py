@@ -223,6 +223,12 @@ class DockerSandbox:
         self._venv_ready = True
         return interpreter
 
+    def adopt_venv(self) -> bool:
+        """Use the virtualenv the `base_image` already has (an environment image); True if found."""
+        found = self.exec(f"test -x {VENV}/bin/python", use_venv=False).ok
+        self._venv_ready = self._venv_ready or found
+        return found
+
     # -- exec --------------------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None, use_venv: bool) -> dict[str, str]:
         env = {name: os.environ[name] for name in ALLOWED_ENV

@@ -44,12 +44,16 @@ class LocalSandbox:
         parent = self.config.tmp_dir
         if parent:
             Path(parent).mkdir(parents=True, exist_ok=True)
-        self.root = Path(tempfile.mkdtemp(prefix="benchsmith-", dir=parent))
+        if self.config.root:
+            self.root = Path(self.config.root).resolve()
+            self.root.mkdir(parents=True, exist_ok=True)
+        else:
+            self.root = Path(tempfile.mkdtemp(prefix="benchsmith-", dir=parent))
         self.workdir = str(self.root / "repo")
         self.venv = self.root / "venv"
         self.home = self.root / "home"
-        self.home.mkdir()
-        (self.root / "logs").mkdir()
+        self.home.mkdir(exist_ok=True)
+        (self.root / "logs").mkdir(exist_ok=True)
         (self.home / ".gitconfig").write_text(
             "[user]\n\tname = benchsmith\n\temail = benchsmith@localhost\n"
             "[init]\n\tdefaultBranch = main\n"
@@ -74,7 +78,7 @@ class LocalSandbox:
         self._closed = True
         if self._running is not None:
             _kill_group(self._running)
-        if not self.config.keep:
+        if not self.config.keep and not self.config.root:
             shutil.rmtree(self.root, ignore_errors=True)
 
     # -- files -----------------------------------------------------------------------

@@ -64,9 +64,9 @@ def render_dockerfile(record: SetupRecord) -> str:
     return "\n".join(lines) + "\n"
 
 
-def commit_env_image(sandbox: Any, record_repo: str, commit: str) -> str:
-    """Commit a validated Docker sandbox's container as the environment image."""
-    name = env_image_name(record_repo, commit)
+def commit_env_image(sandbox: Any, record_repo: str, commit: str, name: str | None = None) -> str:
+    """Commit a validated Docker sandbox's container as the environment image (or as `name`)."""
+    name = name or env_image_name(record_repo, commit)
     repository, tag = name.rsplit(":", 1)
     container = sandbox.client.containers.get(sandbox.container_id)
     container.commit(repository=repository, tag=tag, conf={

@@ -1,0 +1,1 @@
+"""Evaluation: score predicted fixes (SWE-bench) and predicted tests (SWT-bench)."""

@@ -1,0 +1,68 @@
+"""Fix mode (SWE-bench): apply the predicted code patch and the gold test patch, run the tests, grade."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from benchsmith.evaluation.apply import Worktree
+from benchsmith.evaluation.inputs import EvalInstance, Prediction
+from benchsmith.evaluation.models import FixOutcome, InstanceReport, TestsStatus
+from benchsmith.evaluation.testrun import TestRun, run_tests
+from benchsmith.mining.patches import touched_files
+
+
+def evaluate_fix(worktree: Worktree, instance: EvalInstance, prediction: Prediction,
+                 report: InstanceReport, timeout: float, log_dir: Path) -> None:
+    """Fill `report` for a predicted fix, as SWE-bench grades it."""
+    report.apply = worktree.apply("model", prediction.model_patch)
+    if not report.apply.applied:
+        report.error = f"the predicted patch does not apply: {report.apply.error}"
+        return
+    outcome = report.fix = FixOutcome()
+    # As in SWE-bench, the files of the gold test patch are reset before it is applied, so a
+    # prediction cannot change the tests that grade it.
+    restore_files(worktree, touched_files(instance.test_patch))
+    test_patch = worktree.apply("gold_test", instance.test_patch)
+    outcome.test_patch_applied = test_patch.applied
+    if not test_patch.applied:
+        report.error = f"the gold test patch does not apply on top of the prediction: {test_patch.error}"
+        return
+    run = run_tests(worktree.sandbox, instance.test, instance.test_runner, timeout,
+                    log_dir / "test_output.txt")
+    outcome.run = run
+    report.tests_s = run.duration_s
+    report.logs["test_output"] = run.log or ""
+    report.applied = True
+    if run.infrastructure:
+        report.infrastructure_failure, report.infrastructure_reason = True, run.infrastructure
+        return
+    grade(outcome, instance, run)
+    report.resolved = outcome.resolution == "FULL"
+
+
+def grade(outcome: FixOutcome, instance: EvalInstance, run: TestRun) -> None:
+    """SWE-bench's rule: FULL when every FAIL_TO_PASS and PASS_TO_PASS test passes."""
+    for key, tests in (("FAIL_TO_PASS", instance.FAIL_TO_PASS),
+                       ("PASS_TO_PASS", instance.PASS_TO_PASS)):
+        status = TestsStatus()
+        for test in tests:
+            (status.success if run.passed(test) else status.failure).append(test)
+        setattr(outcome, key, status)
+    f2p, p2p = outcome.FAIL_TO_PASS, outcome.PASS_TO_PASS
+    if p2p.failure or not f2p.success:
+        outcome.resolution = "NO"
+    else:
+        outcome.resolution = "PARTIAL" if f2p.failure else "FULL"
+
+
+def restore_files(worktree: Worktree, paths: list[str]) -> None:
+    """Put `paths` back as they were at the work tree's base (deleting files it did not have)."""
+    if not paths:
+        return
+    script = " && ".join(
+        f"{{ if git cat-file -e {worktree.base}:{shlex.quote(p)} 2>/dev/null; then "
+        f"git checkout -q {worktree.base} -- {shlex.quote(p)}; else rm -f {shlex.quote(p)}; fi; }}"
+        for p in paths)
+    worktree.sandbox.exec(script, timeout=300)
+    worktree.checkpoint()

@@ -1,0 +1,94 @@
+"""Per-instance evaluation reports (one JSON file each) for fix, test and filter evaluations."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from benchsmith.evaluation.apply import ApplyResult
+from benchsmith.evaluation.testrun import TestRun
+
+Mode = Literal["fix", "test"]
+
+
+class TestsStatus(BaseModel):
+    """SWE-bench's grading of one test list: which tests succeeded and which did not."""
+
+    __test__ = False
+
+    success: list[str] = Field(default_factory=list)
+    failure: list[str] = Field(default_factory=list)
+
+
+class FixOutcome(BaseModel):
+    """Fix mode: did the predicted code patch resolve the instance?"""
+
+    test_patch_applied: bool = False
+    resolution: Literal["FULL", "PARTIAL", "NO"] = "NO"
+    FAIL_TO_PASS: TestsStatus = Field(default_factory=TestsStatus)
+    PASS_TO_PASS: TestsStatus = Field(default_factory=TestsStatus)
+    run: TestRun | None = None
+
+
+class ChangeCoverage(BaseModel):
+    """Share of the gold patch's executable changed lines the tests execute more than before."""
+
+    executable_removed: int = 0
+    executable_added: int = 0
+    covered_removed: int = 0
+    covered_added: int = 0
+    value: float | None = None  # None when no changed line is executable
+    counting: Literal["tests", "lines"] = "tests"  # per-test contexts, or plain line coverage
+
+
+class TestOutcome(BaseModel):
+    """Test mode: what the predicted tests do on the original code and with the gold fix."""
+
+    __test__ = False
+
+    new_tests: list[str] = Field(default_factory=list)  # added or changed by the prediction
+    FAIL_TO_PASS: list[str] = Field(default_factory=list)
+    FAIL_TO_FAIL: list[str] = Field(default_factory=list)
+    PASS_TO_PASS: list[str] = Field(default_factory=list)
+    PASS_TO_FAIL: list[str] = Field(default_factory=list)
+    fail_to_any: bool = False  # F→X: a new test fails on the original code
+    fail_to_pass: bool = False  # F→P: a new test fails before and passes after the fix
+    pass_to_pass: bool = False  # P→P: every new test passes before and after
+    success: bool = False  # F→P and no new test fails after the fix
+    coverage: ChangeCoverage | None = None
+    runs: dict[str, TestRun] = Field(default_factory=dict)  # "none@original", "model@fixed", ...
+
+
+class FilterOutcome(BaseModel):
+    """SWT-bench §5.3: does the model's own test go fail→pass with the model's own fix?"""
+
+    test_patch_applied: bool = False
+    fix_applied: bool = False
+    kept: bool = False  # a predicted test goes F→P with the predicted fix
+    FAIL_TO_PASS: list[str] = Field(default_factory=list)
+    before: TestRun | None = None
+    after: TestRun | None = None
+
+
+class InstanceReport(BaseModel):
+    """Everything about one prediction's evaluation; written as report.json."""
+
+    instance_id: str
+    model: str
+    mode: Mode
+    prediction_digest: str
+    applied: bool = False  # patch applied and its tests ran (SWT-bench applicability in test mode)
+    apply: ApplyResult | None = None
+    resolved: bool = False  # fix mode: resolved; test mode: success
+    fix: FixOutcome | None = None
+    test: TestOutcome | None = None
+    filter: FilterOutcome | None = None
+    infrastructure_failure: bool = False
+    infrastructure_reason: str = ""
+    error: str = ""
+    environment_reused: bool = False
+    prepare_s: float = 0.0
+    tests_s: float = 0.0  # time in test commands only
+    duration_s: float = 0.0  # the whole evaluation of this prediction
+    logs: dict[str, str] = Field(default_factory=dict)

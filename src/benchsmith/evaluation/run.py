@@ -1,0 +1,154 @@
+"""`benchsmith evaluate`: every prediction in its instance's environment, one report each, resumable.
+
+Layout of a run: ``RUN_DIR/<model>/<instance_id>/report.json`` (+ logs and the patches as
+applied) and ``RUN_DIR/summary.json`` / ``summary.txt``. A finished report is reused when the
+prediction (and everything else that decides its result) is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from benchsmith.core import BenchsmithError
+from benchsmith.evaluation.apply import Worktree
+from benchsmith.evaluation.environment import Environments
+from benchsmith.evaluation.inputs import EvalInstance, Prediction
+from benchsmith.evaluation.models import InstanceReport, Mode
+
+REPORT = "report.json"
+
+
+class EvalOptions(BaseModel):
+    """How a run evaluates its predictions."""
+
+    mode: Mode
+    run_dir: Path
+    jobs: int = 1
+    timeout_s: float = 1800
+
+
+class Evaluation:
+    """Evaluates predictions against instances in reusable environments."""
+
+    def __init__(self, options: EvalOptions, environments: Environments,
+                 test_predictions: dict[str, Prediction] | None = None,
+                 progress: Callable[[str], None] | None = None) -> None:
+        self.options = options
+        self.environments = environments
+        self.test_predictions = test_predictions or {}
+        self.progress = progress or (lambda message: None)
+
+    def run(self, instances: dict[str, EvalInstance], predictions: list[Prediction]) -> list[InstanceReport]:
+        """Evaluate every prediction (in parallel with `jobs`); return their reports."""
+        self.options.run_dir.mkdir(parents=True, exist_ok=True)
+        reports: list[InstanceReport] = []
+        total = len(predictions)
+        with ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool:
+            futures = {pool.submit(self.evaluate_one, instances[p.instance_id], p): p
+                       for p in predictions}
+            try:
+                for done, future in enumerate(as_completed(futures), start=1):
+                    report = future.result()
+                    reports.append(report)
+                    self.progress(f"[{done}/{total}] {report.instance_id}: {verdict(report)} "
+                                  f"({report.duration_s:.0f}s"
+                                  f"{', environment reused' if report.environment_reused else ''})")
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+        return reports
+
+    def digest(self, instance: EvalInstance, prediction: Prediction) -> str:
+        """Fingerprint of everything that decides this prediction's result."""
+        filter_patch = self.test_predictions.get(instance.instance_id)
+        return prediction.digest(self.options.mode, instance.patch, instance.test_patch,
+                                 json.dumps(instance.FAIL_TO_PASS), json.dumps(instance.PASS_TO_PASS),
+                                 *instance.test, filter_patch.model_patch if filter_patch else "")
+
+    def evaluate_one(self, instance: EvalInstance, prediction: Prediction) -> InstanceReport:
+        """Reuse a finished report of the same prediction, or evaluate it and write the report."""
+        directory = self.options.run_dir / prediction.model / instance.instance_id
+        digest = self.digest(instance, prediction)
+        previous = read_report(directory / REPORT)
+        if previous and previous.prediction_digest == digest and not previous.infrastructure_failure:
+            return previous
+        report = InstanceReport(instance_id=instance.instance_id, model=prediction.model,
+                                mode=self.options.mode, prediction_digest=digest)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "prediction.patch").write_text(prediction.model_patch, encoding="utf-8")
+        started = time.monotonic()
+        try:
+            with self.environments.open(instance) as env:
+                report.environment_reused, report.prepare_s = env.reused, env.prepare_s
+                self._evaluate(env.worktree, instance, prediction, report, directory)
+        except BenchsmithError as exc:
+            # The environment could not be made or used: the machine's fault, not the patch's.
+            report.infrastructure_failure, report.infrastructure_reason = True, str(exc)
+        report.duration_s = round(time.monotonic() - started, 3)
+        if report.apply and report.apply.unified_diff:
+            (directory / "prediction.converted.patch").write_text(report.apply.unified_diff,
+                                                                   encoding="utf-8")
+        write_report(directory / REPORT, report)
+        return report
+
+    def _evaluate(self, worktree: Worktree, instance: EvalInstance, prediction: Prediction,
+                  report: InstanceReport, directory: Path) -> None:
+        timeout = self.options.timeout_s
+        if self.options.mode == "fix":
+            from benchsmith.evaluation.fix import evaluate_fix
+
+            evaluate_fix(worktree, instance, prediction, report, timeout, directory)
+            tests = self.test_predictions.get(instance.instance_id)
+            if tests is not None:
+                from benchsmith.evaluation.filtering import evaluate_filter
+
+                worktree.reset()
+                evaluate_filter(worktree, instance, prediction, tests, report, timeout, directory)
+        else:
+            from benchsmith.evaluation.swt import evaluate_tests
+
+            evaluate_tests(worktree, instance, prediction, report, timeout, directory)
+
+
+def verdict(report: InstanceReport) -> str:
+    """A one-word outcome for progress lines and tables."""
+    if report.infrastructure_failure:
+        return "INFRASTRUCTURE FAILURE"
+    if not report.applied:
+        return "NOT APPLIED" if report.apply and not report.apply.applied else "ERROR"
+    if report.mode == "fix":
+        return {"FULL": "RESOLVED", "PARTIAL": "PARTIAL"}.get(
+            report.fix.resolution if report.fix else "NO", "UNRESOLVED")
+    test = report.test
+    if test is None:
+        return "ERROR"
+    if test.success:
+        return "SUCCESS"
+    if test.fail_to_pass:
+        return "F->P (a new test fails after the fix)"
+    if test.fail_to_any:
+        return "F->F" if test.FAIL_TO_FAIL else "F->X"
+    return "P->P" if test.pass_to_pass else "NO NEW TESTS"
+
+
+def read_report(path: Path) -> InstanceReport | None:
+    """A report written earlier, or None when there is none (or it is unreadable)."""
+    try:
+        return InstanceReport.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def write_report(path: Path, report: InstanceReport) -> None:
+    """Write atomically, so a killed run never leaves half a report."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    os.replace(tmp, path)
