@@ -80,7 +80,7 @@ class Worktree:
 
             if is_custom_diff(patch):
                 try:
-                    converted = apply_custom_diff(patch, self._read).unified_diff
+                    converted = apply_custom_diff(patch, self.read).unified_diff
                 except CustomDiffError as exc:
                     return ApplyResult(applied=False, custom_diff=True, error=str(exc))
                 if not converted.strip():
@@ -91,7 +91,8 @@ class Worktree:
         result.custom_diff, result.unified_diff = converted is not None, converted
         return result
 
-    def _read(self, path: str) -> str | None:
+    def read(self, path: str) -> str | None:
+        """The text of a file in the checkout, or None when it does not exist."""
         try:
             return self.sandbox.read_file(path).decode("utf-8", errors="surrogateescape")
         except (FileNotFoundError, BenchsmithError, OSError):

@@ -57,6 +57,7 @@ class TestOutcome(BaseModel):
     pass_to_pass: bool = False  # P→P: every new test passes before and after
     success: bool = False  # F→P and no new test fails after the fix
     coverage: ChangeCoverage | None = None
+    gold_coverage: ChangeCoverage | None = None  # the gold test patch's, for reference
     runs: dict[str, TestRun] = Field(default_factory=dict)  # "none@original", "model@fixed", ...
 
 

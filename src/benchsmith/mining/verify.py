@@ -35,7 +35,7 @@ def verify_instance(instance: TaskInstance, source: str, sandbox_config: Sandbox
     except BenchsmithError as exc:
         return Verdict(instance_id=instance.instance_id, ok=False, reason=str(exc))
     try:
-        env, args = _recorded_test(instance)
+        env, args = recorded_test(instance.test)
         plan = Plan(python=instance.python, exclude_newer=instance.exclude_newer,
                     runner="unittest" if instance.runner == "unittest" else "pytest",
                     test_args=args, env=env)
@@ -51,13 +51,13 @@ def verify_instance(instance: TaskInstance, source: str, sandbox_config: Sandbox
                    duration_s=round(time.monotonic() - started, 2))
 
 
-def _recorded_test(instance: TaskInstance) -> tuple[dict[str, str], list[str]]:
+def recorded_test(test: list[str]) -> tuple[dict[str, str], list[str]]:
     """Environment prefix and pytest options of the recorded test command (files are re-added)."""
     import shlex
 
     from benchsmith.mining.harness import _options_only
 
-    words = shlex.split(instance.test[0]) if instance.test else []
+    words = shlex.split(test[0]) if test else []
     env: dict[str, str] = {}
     while words and "=" in words[0] and not words[0].startswith("-"):
         key, _, value = words.pop(0).partition("=")

@@ -1,0 +1,145 @@
+"""Change coverage (SWT-bench ΔC): how much of the gold patch's executable changed code the
+predicted tests execute beyond what the existing tests already execute.
+
+Removed lines are measured on the original code, added lines on the fixed code. A line counts
+as executed *more* when more tests execute it (coverage.py's per-test dynamic contexts), or when
+a test the prediction added or edited executes it (an edited test replaces its old version, so
+counting tests alone would never credit it); without contexts it falls back to plain line
+coverage (executed vs not).
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, Field
+
+from benchsmith.evaluation.models import ChangeCoverage
+
+Lines = dict[str, set[int]]
+
+
+def changed_lines(patch: str) -> tuple[Lines, Lines]:
+    """(removed lines by old path, added lines by new path) of the patch's Python files."""
+    from unidiff import PatchSet
+    from unidiff.errors import UnidiffParseError
+
+    removed: Lines = {}
+    added: Lines = {}
+    try:
+        files = PatchSet(patch)
+    except UnidiffParseError:
+        return removed, added
+    for patched in files:
+        old = _strip(patched.source_file)
+        new = _strip(patched.target_file)
+        for hunk in patched:
+            for line in hunk:
+                if line.is_removed and old.endswith(".py") and line.source_line_no:
+                    removed.setdefault(old, set()).add(line.source_line_no)
+                elif line.is_added and new.endswith(".py") and line.target_line_no:
+                    added.setdefault(new, set()).add(line.target_line_no)
+    return removed, added
+
+
+def _strip(path: str) -> str:
+    return path[2:] if path.startswith(("a/", "b/")) else path
+
+
+class FileCoverage(BaseModel):
+    """One measured file: its statements and, per executed line, the tests that ran it."""
+
+    statements: set[int] = Field(default_factory=set)
+    contexts: dict[int, set[str]] = Field(default_factory=dict)  # "" = import time / unknown
+
+
+class CoverageData(BaseModel):
+    """A coverage.py JSON report reduced to what change coverage needs."""
+
+    files: dict[str, FileCoverage] = Field(default_factory=dict)
+    contexts: bool = False  # per-test counts (True) or executed/not (False)
+
+    def tests(self, path: str, line: int) -> set[str]:
+        """The contexts (tests) that executed `line` of `path` ({""} without contexts)."""
+        measured = self.files.get(path)
+        return measured.contexts.get(line, set()) if measured else set()
+
+
+def parse_coverage_json(text: str) -> CoverageData:
+    """Read ``coverage json --show-contexts`` output (paths relative to the checkout)."""
+    raw = json.loads(text)
+    data = CoverageData()
+    for path, entry in (raw.get("files") or {}).items():
+        executed = [int(n) for n in entry.get("executed_lines", [])]
+        missing = [int(n) for n in entry.get("missing_lines", [])]
+        measured = FileCoverage(statements=set(executed) | set(missing))
+        contexts = entry.get("contexts")
+        if contexts:
+            data.contexts = True
+            measured.contexts = {int(n): set(names) for n, names in contexts.items()}
+        else:
+            measured.contexts = {n: {""} for n in executed}
+        data.files[path.removeprefix("./")] = measured
+    return data
+
+
+def _executable(lines: Lines, baselines: list[CoverageData]) -> Lines:
+    """Changed lines that are statements of a file some baseline run imported."""
+    result: Lines = {}
+    for path, numbers in lines.items():
+        statements: set[int] = set()
+        for data in baselines:
+            if path in data.files:
+                statements |= data.files[path].statements
+        if numbers & statements:
+            result[path] = numbers & statements
+    return result
+
+
+def change_coverage(patch: str, base_original: CoverageData, gold_original: CoverageData,
+                    base_fixed: CoverageData, gold_fixed: CoverageData,
+                    tests_original: CoverageData, tests_fixed: CoverageData,
+                    predicted: set[str] | None = None) -> ChangeCoverage:
+    """ΔC of the tests measured in `tests_*` for the gold `patch`.
+
+    `base_*` are the existing tests, `gold_*` the existing tests with the gold test patch; these
+    decide which changed lines are executable, so the denominator does not depend on the
+    predicted tests. `predicted` are the pytest IDs (without parameters) of the tests the
+    prediction added or edited.
+    """
+    removed, added = changed_lines(patch)
+    executable_removed = _executable(removed, [base_original, gold_original])
+    executable_added = _executable(added, [base_fixed, gold_fixed])
+    result = ChangeCoverage(
+        executable_removed=sum(map(len, executable_removed.values())),
+        executable_added=sum(map(len, executable_added.values())),
+        counting="tests" if all(d.contexts for d in (base_original, base_fixed, tests_original,
+                                                     tests_fixed) if d.files) else "lines")
+    wanted = predicted or set()
+
+    def more(tests: CoverageData, base: CoverageData, path: str, line: int) -> bool:
+        ran = tests.tests(path, line)
+        return len(ran) > len(base.tests(path, line)) or any(
+            context_matches(c, t) for c in ran for t in wanted)
+
+    result.covered_removed = sum(more(tests_original, base_original, p, n)
+                                 for p, numbers in executable_removed.items() for n in numbers)
+    result.covered_added = sum(more(tests_fixed, base_fixed, p, n)
+                               for p, numbers in executable_added.items() for n in numbers)
+    total = result.executable_removed + result.executable_added
+    if total:
+        result.value = round((result.covered_removed + result.covered_added) / total, 4)
+    return result
+
+
+def context_matches(context: str, test_id: str) -> bool:
+    """Whether coverage's ``test_function`` context (``module.Class.test``) is pytest's
+    ``path/to/module.py::Class::test`` (the module name depends on pytest's rootdir handling,
+    so only its trailing components have to agree)."""
+    path, _, qualified = test_id.partition("::")
+    qualname = qualified.replace("::", ".")
+    if not qualname or not context.endswith("." + qualname):
+        return False
+    module = context[: -len(qualname) - 1]
+    dotted = path.removesuffix(".py").replace("/", ".")
+    return bool(module) and (dotted == module or dotted.endswith("." + module))

@@ -1,0 +1,72 @@
+"""Run test commands under coverage.py inside a sandbox, with per-test contexts.
+
+coverage is installed into the instance's virtualenv when missing, pinned to the instance's
+date like everything else. pytest-cov and pytest-xdist are neutralised for these runs
+(`--no-cov`, `-n 0`): both would take the measurement away from the outer coverage process.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from benchsmith.core import Sandbox
+from benchsmith.evaluation.changecov import CoverageData, parse_coverage_json
+
+COV_DIR = "../benchsmith-cov"
+_PYTHON_M = re.compile(r"(?P<python>\bpython[0-9.]*)\s+-m\s+(?P<module>pytest|unittest)\b")
+_BARE_PYTEST = re.compile(r"^(?P<env>(?:\w+=\S*\s+)*)(?:py\.test|pytest)\b")
+
+
+class CoverageRunner:
+    """Wraps test commands so they also write a coverage report of chosen files."""
+
+    def __init__(self, sandbox: Sandbox, exclude_newer: str, timeout: float = 600) -> None:
+        self.sandbox = sandbox
+        self.error = ""
+        probe = "import coverage, importlib.util as u; print(coverage.__version__, " \
+                "bool(u.find_spec('pytest_cov')), bool(u.find_spec('xdist')))"
+        result = sandbox.exec(f"python -c {shlex.quote(probe)}", timeout=timeout)
+        if not result.ok:
+            install = sandbox.exec("uv pip install --quiet coverage", timeout=timeout,
+                                   env={"UV_EXCLUDE_NEWER": exclude_newer})
+            if not install.ok:
+                self.error = f"installing coverage failed: {install.output.strip()[-200:]}"
+            result = sandbox.exec(f"python -c {shlex.quote(probe)}", timeout=timeout)
+        words = result.output.split() if result.ok else []
+        self.available = len(words) >= 3 and not self.error
+        if result.ok and not self.available:
+            self.error = f"coverage is not usable: {result.output.strip()[-200:]}"
+        self.version = words[0] if words else ""
+        self.pytest_cov = len(words) >= 3 and words[1] == "True"
+        self.xdist = len(words) >= 3 and words[2] == "True"
+        sandbox.exec(f"rm -rf {COV_DIR} && mkdir -p {COV_DIR}", timeout=60)
+
+    def wrap(self, command: str, name: str, include: list[str]) -> str:
+        """`command` measured under coverage (data and rc file named after `name`)."""
+        rc = f"{COV_DIR}/{name}.rc"
+        lines = ["[run]", f"data_file = {COV_DIR}/{name}.data", "relative_files = True",
+                 "dynamic_context = test_function", "include ="]
+        lines += [f"    {path}" for path in include] or ["    __nothing__"]
+        self.sandbox.write_file(rc, ("\n".join(lines) + "\n").encode())
+        runner = f"python -m coverage run --rcfile={rc} -m"
+        wrapped, count = _PYTHON_M.subn(lambda m: f"{runner} {m.group('module')}", command, count=1)
+        if not count:
+            wrapped, count = _BARE_PYTEST.subn(lambda m: f"{m.group('env')}{runner} pytest",
+                                               command, count=1)
+        if "-m unittest" not in command:
+            wrapped += " --no-cov" if self.pytest_cov else ""
+            wrapped += " -n 0" if self.xdist else ""
+        return wrapped
+
+    def collect(self, name: str) -> CoverageData:
+        """The coverage of run `name` (empty when nothing was measured)."""
+        rc = f"{COV_DIR}/{name}.rc"
+        report = f"{COV_DIR}/{name}.json"
+        command = f"python -m coverage json --rcfile={rc} -q -o {report}"
+        result = self.sandbox.exec(f"{command} --show-contexts", timeout=600)
+        if not result.ok and "show-contexts" in result.output:  # coverage < 5: no contexts
+            result = self.sandbox.exec(command, timeout=600)
+        if not result.ok:  # "No data to report" when no measured file was imported
+            return CoverageData()
+        return parse_coverage_json(self.sandbox.read_file(report).decode("utf-8", "replace"))

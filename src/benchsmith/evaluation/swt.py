@@ -1,0 +1,188 @@
+"""Test mode (SWT-bench): run predicted tests on the original code and with the gold fix.
+
+Three test states (no test patch, the gold test patch, the predicted one) × two code states
+(original, gold fix) = six runs of the same test modules, each under coverage. The no-patch
+runs tell which tests the prediction added or changed; the gold runs fix the denominator of
+change coverage.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from pathlib import Path
+
+from benchsmith.core import Plan
+from benchsmith.evaluation.apply import Worktree
+from benchsmith.evaluation.changecov import CoverageData, change_coverage, changed_lines
+from benchsmith.evaluation.covrun import CoverageRunner
+from benchsmith.evaluation.environment import exclude_newer
+from benchsmith.evaluation.inputs import EvalInstance, Prediction
+from benchsmith.evaluation.models import InstanceReport, TestOutcome
+from benchsmith.evaluation.testrun import TestRun, run_tests
+from benchsmith.mining.harness import runnable_test_files, test_command
+from benchsmith.mining.verify import recorded_test
+
+_PARAMS = re.compile(r"\[.*\]$")
+Measured = tuple[TestRun, TestRun, CoverageData, CoverageData]  # original, fixed
+
+
+class _Runner:
+    """Runs the chosen test modules in one test state, before and after the gold fix."""
+
+    def __init__(self, worktree: Worktree, instance: EvalInstance, files: list[str],
+                 timeout: float, directory: Path) -> None:
+        self.worktree, self.instance, self.files = worktree, instance, files
+        self.timeout, self.directory = timeout, directory
+        env, args = recorded_test(instance.test)
+        self.plan = Plan(python=instance.python or "3", exclude_newer=exclude_newer(instance),
+                         runner="unittest" if instance.test_runner == "unittest" else "pytest",
+                         test_args=args, env=env)
+        self.coverage = CoverageRunner(worktree.sandbox, exclude_newer(instance))
+        removed, added = changed_lines(instance.patch)
+        self.include = sorted(set(removed) | set(added))
+
+    def measure(self, state: str, tree: str) -> Measured | str:
+        """Runs in test state `state` (checkpoint `tree`): on the original code, then fixed."""
+        results: list[tuple[TestRun, CoverageData]] = []
+        for code in ("original", "fixed"):
+            self.worktree.restore(tree)
+            if code == "fixed":
+                applied = self.worktree.apply(f"gold_fix_{state}", self.instance.patch)
+                if not applied.applied:
+                    return f"the gold patch does not apply with the {state} tests: {applied.error}"
+            results.append(self._run(f"{state}@{code}"))
+        (before, cov_before), (after, cov_after) = results
+        return before, after, cov_before, cov_after
+
+    def _run(self, name: str) -> tuple[TestRun, CoverageData]:
+        present = self.worktree.sandbox.exec(
+            "for f in " + " ".join(shlex.quote(f) for f in self.files) +
+            '; do [ -f "$f" ] && echo "$f"; done', timeout=60).output.split()
+        if not present:
+            return TestRun(), CoverageData()
+        command = test_command(self.plan, present)
+        if self.coverage.available and self.include:
+            command = self.coverage.wrap(command, name.replace("@", "-"), self.include)
+        run = run_tests(self.worktree.sandbox, [command], self.plan.runner, self.timeout,
+                        self.directory / f"{name.replace('@', '-')}.txt")
+        data = (self.coverage.collect(name.replace("@", "-"))
+                if self.coverage.available and self.include else CoverageData())
+        return run, data
+
+
+def evaluate_tests(worktree: Worktree, instance: EvalInstance, prediction: Prediction,
+                   report: InstanceReport, timeout: float, directory: Path) -> None:
+    """Fill `report` with SWT-bench's metrics for a predicted test patch."""
+    report.apply = worktree.apply("model_tests", prediction.model_patch, custom=True)
+    if not report.apply.applied:
+        report.error = f"the predicted tests do not apply: {report.apply.error}"
+        return
+    model_diff = report.apply.unified_diff or prediction.model_patch
+    model_files = runnable_test_files(model_diff)
+    if report.apply.method == "already applied" or not model_files:
+        report.apply.applied = False
+        report.error = "the predicted patch adds or changes no test module"
+        return
+    changed = touched_tests(model_diff, worktree)
+    model_tree = worktree.checkpoint()
+    worktree.reset()
+    gold = worktree.apply("gold_tests", instance.test_patch)
+    gold_tree = worktree.checkpoint() if gold.applied else None
+    gold_changed = touched_tests(instance.test_patch, worktree) if gold.applied else set()
+    files = sorted(set(model_files) | set(runnable_test_files(instance.test_patch)))
+    runner = _Runner(worktree, instance, files, timeout, directory)
+    measured: dict[str, Measured] = {}
+    same_as_gold = prediction.model_patch == instance.test_patch
+    for state, tree in (("model", model_tree), ("gold", gold_tree), ("none", worktree.base)):
+        if tree is None or (state == "gold" and same_as_gold):
+            continue
+        result = runner.measure(state, tree)
+        if isinstance(result, str):
+            report.error = result
+            return
+        measured[state] = result
+    if "gold" not in measured and same_as_gold:
+        measured["gold"] = measured["model"]
+    outcome = report.test = TestOutcome()
+    for state, (before, after, _, _) in measured.items():
+        outcome.runs[f"{state}@original"], outcome.runs[f"{state}@fixed"] = before, after
+        report.tests_s = round(report.tests_s + before.duration_s + after.duration_s, 3)
+        for run in (before, after):
+            if run.log:
+                report.logs[Path(run.log).stem] = run.log
+    problems = [r.infrastructure for r in outcome.runs.values() if r.infrastructure]
+    if problems:
+        report.infrastructure_failure, report.infrastructure_reason = True, problems[0]
+        return
+    model_before, model_after = measured["model"][0], measured["model"][1]
+    report.applied = bool(model_before.statuses or model_after.statuses)
+    if not report.applied:
+        report.error = "the predicted tests produced no test results"
+        return
+    existing = set(measured["none"][0].statuses) | set(measured["none"][1].statuses)
+    grade_tests(outcome, model_before, model_after, existing, changed)
+    report.resolved = outcome.success
+    if runner.coverage.available and runner.include and "gold" in measured:
+        base, with_gold, tests = measured["none"], measured["gold"], measured["model"]
+        gold_outcome = TestOutcome()
+        grade_tests(gold_outcome, with_gold[0], with_gold[1], existing, gold_changed)
+        outcome.coverage = change_coverage(instance.patch, base[2], with_gold[2], base[3],
+                                           with_gold[3], tests[2], tests[3],
+                                           _ids(outcome.new_tests))
+        outcome.gold_coverage = change_coverage(instance.patch, base[2], with_gold[2], base[3],
+                                                with_gold[3], with_gold[2], with_gold[3],
+                                                _ids(gold_outcome.new_tests))
+    elif runner.coverage.error:
+        report.logs["coverage_error"] = runner.coverage.error
+
+
+def _ids(tests: list[str]) -> set[str]:
+    return {_PARAMS.sub("", name) for name in tests}
+
+
+def grade_tests(outcome: TestOutcome, before: TestRun, after: TestRun, existing: set[str],
+                changed: set[str]) -> None:
+    """Classify the tests the prediction added (not in `existing`) or changed (in `changed`)."""
+    names = dict.fromkeys([*before.statuses, *after.statuses])
+    for name in names:
+        if ".py:" in name and "::" not in name:
+            continue  # pytest's location of a skip, not a test
+        if name in existing and _PARAMS.sub("", name) not in changed:
+            continue
+        outcome.new_tests.append(name)
+        key = {(False, True): "FAIL_TO_PASS", (True, True): "PASS_TO_PASS",
+               (False, False): "FAIL_TO_FAIL", (True, False): "PASS_TO_FAIL"}[
+            (before.passed(name), after.passed(name))]
+        getattr(outcome, key).append(name)
+    outcome.fail_to_any = bool(outcome.FAIL_TO_PASS or outcome.FAIL_TO_FAIL)
+    outcome.fail_to_pass = bool(outcome.FAIL_TO_PASS)
+    outcome.success = outcome.fail_to_pass and not (outcome.FAIL_TO_FAIL or outcome.PASS_TO_FAIL)
+    outcome.pass_to_pass = bool(outcome.new_tests) and len(outcome.PASS_TO_PASS) == len(outcome.new_tests)
+
+
+def touched_tests(diff: str, worktree: Worktree) -> set[str]:
+    """pytest IDs (``path::Class::test``, no parameters) of test functions the diff edits."""
+    _, added = changed_lines(diff)
+    touched: set[str] = set()
+    for path, lines in added.items():
+        text = worktree.read(path)
+        try:
+            tree = ast.parse(text or "")
+        except SyntaxError:
+            continue
+        touched |= {f"{path}::{name}" for name in _functions_at(tree, lines)}
+    return touched
+
+
+def _functions_at(tree: ast.AST, lines: set[int], prefix: str = "") -> set[str]:
+    names: set[str] = set()
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.ClassDef):
+            names |= _functions_at(node, lines, f"{prefix}{node.name}::")
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+            if any(start <= n <= (node.end_lineno or node.lineno) for n in lines):
+                names.add(f"{prefix}{node.name}")
+    return names
