@@ -1,0 +1,126 @@
+"""Fix mode end to end on a self-built repository: real git, real uv installs, real pytest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchsmith.evaluation.summary import summarize, write_summary
+
+from .evaluation_fixture import (
+    CODE,
+    CODE_FILE,
+    PARSE_FIXED,
+    build_instances,
+    evaluator,
+    prediction,
+    working_diff,
+)
+
+pytestmark = pytest.mark.slow
+
+BREAKS_TOTAL = PARSE_FIXED.replace("return sum(numbers)", "return 0")
+
+
+def test_gold_resolves_and_wrong_patches_do_not(make_repo, tmp_path: Path) -> None:
+    repo, instances = build_instances(make_repo)
+    calc1 = instances["fixture__calc-1"]
+    evaluation = evaluator(repo, tmp_path, "fix")
+    gold = [prediction(i.instance_id, i.patch, "gold") for i in instances.values()]
+    reports = {r.instance_id: r for r in evaluation.run(instances, gold)}
+    assert all(r.resolved and r.applied for r in reports.values())
+    assert reports["fixture__calc-1"].fix.FAIL_TO_PASS.success == ["tests/test_calc.py::test_spaces"]
+    assert reports["fixture__calc-1"].apply.method == "git apply"
+
+    wrong = [
+        prediction("fixture__calc-1", "", "empty"),
+        prediction("fixture__calc-1", working_diff(repo, {CODE_FILE: BREAKS_TOTAL}), "breaks"),
+        prediction("fixture__calc-1", calc1.patch.replace("text.split", "txt.splat"), "stale"),
+        prediction("fixture__calc-1", working_diff(repo, {CODE_FILE: CODE + "# nothing\n"}), "noop"),
+    ]
+    for item in wrong:
+        [report] = evaluation.run(instances, [item])
+        assert not report.resolved, item.model
+        assert report.environment_reused  # prepared once, reused by every later prediction
+    by_model = {s.model: s for s in summarize(
+        [evaluation.evaluate_one(instances[p.instance_id], p) for p in wrong])}
+    assert by_model["empty"].ids == {"NOT APPLIED": ["fixture__calc-1"]}
+    assert by_model["stale"].ids == {"NOT APPLIED": ["fixture__calc-1"]}
+    broken = json.loads((tmp_path / "runs/run/breaks/fixture__calc-1/report.json").read_text())
+    assert broken["fix"]["FAIL_TO_PASS"]["success"] == ["tests/test_calc.py::test_spaces"]
+    assert broken["fix"]["PASS_TO_PASS"]["failure"] == ["tests/test_calc.py::test_total"]
+    assert broken["fix"]["resolution"] == "NO"
+    assert by_model["noop"].ids == {"UNRESOLVED": ["fixture__calc-1"]}
+    stale = json.loads((tmp_path / "runs/run/stale/fixture__calc-1/report.json").read_text())
+    assert stale["apply"]["tried"] == ["git apply", "git apply --3way", "patch --fuzz"]
+    assert "does not apply" in stale["error"]
+
+
+def test_fuzzy_and_already_applied_patches(make_repo, tmp_path: Path) -> None:
+    repo, instances = build_instances(make_repo)
+    calc1 = instances["fixture__calc-1"]
+    evaluation = evaluator(repo, tmp_path, "fix")
+    # Context that no longer matches exactly, and no index line: only `patch --fuzz` copes.
+    fuzzy = "\n".join(line for line in calc1.patch.splitlines() if not line.startswith("index "))
+    fuzzy = fuzzy.replace(" def parse(text):", " def parse(txt):") + "\n"
+    [report] = evaluation.run(instances, [prediction("fixture__calc-1", fuzzy, "fuzzy")])
+    assert report.apply.method == "patch --fuzz"
+    assert report.resolved
+    # A prediction that also contains the gold test patch: the test files are reset first.
+    both = prediction("fixture__calc-1", calc1.patch + calc1.test_patch, "both")
+    [report] = evaluation.run(instances, [both])
+    assert report.resolved and report.fix.test_patch_applied
+
+
+def test_already_applied_patch_is_detected(make_repo, tmp_path: Path) -> None:
+    from benchsmith.evaluation.apply import Worktree
+    from benchsmith.sandbox import LocalSandboxConfig, make_sandbox
+
+    repo, instances = build_instances(make_repo)
+    with make_sandbox(LocalSandboxConfig()) as sandbox:
+        sandbox.upload(repo, sandbox.workdir)
+        worktree = Worktree(sandbox)
+        patch = instances["fixture__calc-1"].patch
+        assert worktree.apply("first", patch).method == "git apply"
+        again = worktree.apply("again", patch)
+        assert again.applied and again.method == "already applied"
+        worktree.reset()
+        assert sandbox.read_file("src/calc/__init__.py").decode() == CODE
+
+
+def test_rerun_reuses_reports_only_for_unchanged_predictions(make_repo, tmp_path: Path) -> None:
+    repo, instances = build_instances(make_repo)
+    evaluation = evaluator(repo, tmp_path, "fix", run_id="again")
+    calc1 = instances["fixture__calc-1"]
+    [first] = evaluation.run(instances, [prediction(calc1.instance_id, calc1.patch)])
+    report_file = tmp_path / "runs/again/model/fixture__calc-1/report.json"
+    written = report_file.stat().st_mtime_ns
+    [second] = evaluation.run(instances, [prediction(calc1.instance_id, calc1.patch)])
+    assert second == first and report_file.stat().st_mtime_ns == written
+    [third] = evaluation.run(instances, [prediction(calc1.instance_id, "")])
+    assert not third.resolved and report_file.stat().st_mtime_ns != written
+    [summary] = write_summary(tmp_path / "runs/again")
+    assert summary.evaluated == 1 and summary.resolved == 0
+
+
+def test_infrastructure_failures_are_reported_apart(make_repo, tmp_path: Path) -> None:
+    repo, instances = build_instances(make_repo)
+    calc1 = instances["fixture__calc-1"]
+    no_runner = {calc1.instance_id: calc1.model_copy(update={"test": ["no-such-test-runner -q"]})}
+    lying = {calc1.instance_id: calc1.model_copy(update={
+        "test": ["python -m pytest -rA -p no:cacheprovider tests/test_calc.py; exit 0"]})}
+    evaluation = evaluator(repo, tmp_path, "fix")
+    [report] = evaluation.run(no_runner, [prediction(calc1.instance_id, calc1.patch)])
+    assert report.infrastructure_failure and not report.resolved
+    assert "did not run" in report.infrastructure_reason
+    [report] = evaluation.run(lying, [prediction(calc1.instance_id, "", "x")])
+    assert not report.infrastructure_failure  # the empty patch never reaches the tests
+    breaks = working_diff(repo, {CODE_FILE: BREAKS_TOTAL})
+    [report] = evaluation.run(lying, [prediction(calc1.instance_id, breaks, "y")])
+    assert report.infrastructure_failure
+    assert "exit status 0 but 1 test(s) failed" in report.infrastructure_reason
+    [summary] = summarize([report])
+    assert summary.infrastructure_failures == 1 and summary.ids == {
+        "INFRASTRUCTURE FAILURE": ["fixture__calc-1"]}
