@@ -485,4 +485,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run the importable module's app: the commands of other modules registered on that one.
+    from benchsmith.cli import main as _main
+
+    _main()

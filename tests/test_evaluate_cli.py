@@ -1,0 +1,115 @@
+"""`benchsmith evaluate` and `benchsmith report` from the command line, including bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .evaluation_fixture import build_instances, write_instances
+from .test_cli_batch import one_line_error, run_cli
+
+
+@pytest.mark.slow
+def test_evaluate_gold_then_report(make_repo, tmp_path: Path) -> None:
+    repo, instances = build_instances(make_repo)
+    file = write_instances(tmp_path / "instances.jsonl", instances)
+    result = run_cli("evaluate", "--instances", str(file), "--predictions", "gold",
+                     "--source", f"fixture/calc={repo}", "--output-dir", str(tmp_path / "runs"),
+                     "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    assert "resolved" in result.stdout and "2 (100.0%)" in result.stdout
+    assert "[2/2]" in result.stderr  # progress, one line per prediction
+    run_dir = tmp_path / "runs" / "fix-gold"
+    [summary] = json.loads((run_dir / "summary.json").read_text())
+    assert summary["resolved"] == 2 and summary["ids"] == {
+        "RESOLVED": ["fixture__calc-1", "fixture__calc-2"]}
+    report = run_cli("report", str(run_dir), "--json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)[0]["rates"]["resolved"] == 1.0
+    assert "RESOLVED (2)" in run_cli("report", str(run_dir)).stdout
+
+
+@pytest.mark.slow
+def test_bad_records_are_reported_and_the_rest_is_evaluated(make_repo, tmp_path: Path) -> None:
+    repo, instances = build_instances(make_repo)
+    file = write_instances(tmp_path / "instances.jsonl", instances)
+    calc1 = instances["fixture__calc-1"]
+    no_tests = {**calc1.model_dump(), "instance_id": "fixture__calc-3", "test": []}
+    with open(file, "a") as handle:
+        handle.write(json.dumps(no_tests) + "\n")
+        handle.write(json.dumps({**calc1.model_dump(), "FAIL_TO_PASS": "[]"}) + "\n")  # duplicate
+        handle.write("{not json\n")
+    predictions = tmp_path / "preds.jsonl"
+    records = [
+        {"instance_id": "fixture__calc-1", "model_name_or_path": "m", "model_patch": calc1.patch},
+        {"instance_id": "fixture__calc-1", "model_name_or_path": "m", "model_patch": ""},
+        {"instance_id": "fixture__calc-9", "model_name_or_path": "m", "model_patch": ""},
+        {"instance_id": "fixture__calc-2", "model_name_or_path": "m", "model_patch": 42},
+        {"instance_id": "fixture__calc-3", "model_name_or_path": "m", "model_patch": ""},
+    ]
+    predictions.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = run_cli("evaluate", "--instances", str(file), "--predictions", str(predictions),
+                     "--source", f"fixture/calc={repo}", "--output-dir", str(tmp_path / "runs"))
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 7, result.stderr
+    for expected in ("instances.jsonl:3: instance fixture__calc-3 has no test command",
+                     "instances.jsonl:4: duplicate instance fixture__calc-1",
+                     "instances.jsonl:5: not JSON",
+                     "preds.jsonl:2: duplicate prediction for fixture__calc-1",
+                     "preds.jsonl:3: unknown instance fixture__calc-9",
+                     "preds.jsonl:4: model_patch of fixture__calc-2 is not text",
+                     "preds.jsonl:5: unknown instance fixture__calc-3"):
+        assert any(expected in w for w in warnings), (expected, warnings)
+    assert "Traceback" not in result.stderr
+    [summary] = json.loads((tmp_path / "runs" / "fix-preds" / "summary.json").read_text())
+    assert summary["evaluated"] == 1 and summary["resolved"] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--instances", "missing.jsonl", "--predictions", "gold"], "instances file not found"),
+        (["--instances", "{instances}", "--predictions", "missing.jsonl"], "predictions file not found"),
+        (["--instances", "{instances}", "--predictions", "gold", "--mode", "both"], "unknown mode"),
+        (["--instances", "{instances}", "--predictions", "gold", "--mode", "test",
+          "--test-predictions", "{instances}"], "needs --mode fix"),
+        (["--instances", "{instances}", "--predictions", "{other}"], "nothing to evaluate"),
+        (["--instances", "{instances}", "--predictions", "gold", "--backend", "cloud"], "unknown backend"),
+        (["--instances", "{instances}", "--predictions", "gold", "--run-id", "../x"], "invalid run ID"),
+    ],
+)
+def test_bad_arguments_give_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
+    instances = tmp_path / "instances.jsonl"
+    instances.write_text(json.dumps({"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40,
+                                     "test": ["pytest"]}) + "\n")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"instance_id": "c__d-1", "model_patch": ""}]))
+    filled = [a.format(instances=instances, other=other) for a in args]
+    result = run_cli("evaluate", *filled, cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    # Warnings about single records may come first; the error itself is one line.
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("warning:")]
+    assert len(errors) == 1 and errors[0].startswith("error:") and expected in errors[0], result.stderr
+
+
+def test_report_needs_a_run_directory(tmp_path: Path) -> None:
+    assert "run directory not found" in one_line_error(run_cli("report", str(tmp_path / "nope")))
+    assert "no instance reports" in one_line_error(run_cli("report", str(tmp_path)))
+
+
+@pytest.mark.slow
+def test_a_run_where_everything_is_an_infrastructure_failure_exits_non_zero(tmp_path: Path) -> None:
+    instances = tmp_path / "instances.jsonl"
+    instances.write_text(json.dumps({"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40,
+                                     "python": "3.11", "exclude_newer": "2023-06-01T00:00:00Z",
+                                     "test": ["pytest"]}) + "\n")
+    result = run_cli("evaluate", "--instances", str(instances), "--predictions", "gold",
+                     "--source", f"a/b={tmp_path / 'no-such-clone'}", "--output-dir",
+                     str(tmp_path / "runs"))
+    assert result.returncode == 1, result.stderr
+    assert "nothing could be evaluated" in result.stderr and "Traceback" not in result.stderr
+    report = json.loads((tmp_path / "runs/fix-gold/gold/a__b-1/report.json").read_text())
+    assert report["infrastructure_failure"] and "does not exist" in report["infrastructure_reason"]
