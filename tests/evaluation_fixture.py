@@ -9,7 +9,7 @@ from typing import Any
 
 from benchsmith.evaluation.environment import Environments
 from benchsmith.evaluation.inputs import EvalInstance, Prediction
-from benchsmith.evaluation.run import Evaluation, EvalOptions
+from benchsmith.evaluation.run import EvalOptions, Evaluation
 from benchsmith.sandbox import LocalSandboxConfig
 
 from .conftest import PIN_DATE

@@ -85,7 +85,8 @@ def test_passing_only_failing_both_sides_and_malformed_predictions(make_repo, tm
     assert passing.new_tests == [f"{TEST_FILE}::test_total_of_nothing"]
     assert passing.coverage.value == 0.0  # runs no changed line of the fix
     wrong = reports["wrong"].test
-    assert wrong.FAIL_TO_FAIL == [f"{TEST_FILE}::test_spaces_wrong_expectation"]
+    failing_both = wrong.FAIL_TO_FAIL
+    assert failing_both == [f"{TEST_FILE}::test_spaces_wrong_expectation"]
     assert wrong.fail_to_any and not wrong.fail_to_pass and not reports["wrong"].resolved
     bad = reports["bad"]
     assert not bad.applied and bad.apply.custom_diff and "block 1" in bad.error
