@@ -1,0 +1,40 @@
+"""Evaluation on the Docker backend: the instance image is made once and reused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchsmith.evaluation.environment import Environments
+from benchsmith.evaluation.run import EvalOptions, Evaluation
+from benchsmith.sandbox import DockerSandboxConfig
+
+from .evaluation_fixture import build_instances, prediction
+
+pytestmark = [pytest.mark.slow, pytest.mark.docker]
+
+
+def test_fix_and_test_mode_in_containers_reuse_the_instance_image(make_repo, tmp_path: Path) -> None:
+    from benchsmith.sandbox.docker_base import docker_client
+    from benchsmith.setup.images import instance_image_name
+
+    repo, instances = build_instances(make_repo)
+    calc1 = instances["fixture__calc-1"]
+    image = instance_image_name(calc1.repo, calc1.base_commit)
+    client = docker_client()
+    try:
+        environments = Environments(DockerSandboxConfig(), {"fixture/calc": str(repo)}, timeout=600)
+        fix = Evaluation(EvalOptions(mode="fix", run_dir=tmp_path / "fix"), environments)
+        [first] = fix.run({calc1.instance_id: calc1}, [prediction(calc1.instance_id, calc1.patch)])
+        assert first.resolved and not first.environment_reused
+        assert client.images.get(image).labels["benchsmith.repo"] == "fixture/calc"
+        [empty] = fix.run({calc1.instance_id: calc1}, [prediction(calc1.instance_id, "", "empty")])
+        assert empty.environment_reused and not empty.resolved
+        tests = Evaluation(EvalOptions(mode="test", run_dir=tmp_path / "test"), environments)
+        [report] = tests.run({calc1.instance_id: calc1},
+                             [prediction(calc1.instance_id, calc1.test_patch)])
+        assert report.environment_reused and report.resolved, report.error
+        assert report.test.coverage.value == 1.0
+    finally:
+        client.images.remove(image, force=True)
