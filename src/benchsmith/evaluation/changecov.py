@@ -11,12 +11,14 @@ coverage (executed vs not).
 from __future__ import annotations
 
 import json
+import re
 
 from pydantic import BaseModel, Field
 
 from benchsmith.evaluation.models import ChangeCoverage
 
 Lines = dict[str, set[int]]
+_PARAMS = re.compile(r"\[.*\]$")
 
 
 def changed_lines(patch: str) -> tuple[Lines, Lines]:
@@ -104,8 +106,8 @@ def change_coverage(patch: str, base_original: CoverageData, gold_original: Cove
 
     `base_*` are the existing tests, `gold_*` the existing tests with the gold test patch; these
     decide which changed lines are executable, so the denominator does not depend on the
-    predicted tests. `predicted` are the pytest IDs (without parameters) of the tests the
-    prediction added or edited.
+    predicted tests. `predicted` are the :func:`key_of_test` of the tests the prediction added or
+    edited.
     """
     removed, added = changed_lines(patch)
     executable_removed = _executable(removed, [base_original, gold_original])
@@ -132,14 +134,17 @@ def change_coverage(patch: str, base_original: CoverageData, gold_original: Cove
     return result
 
 
-def context_matches(context: str, test_id: str) -> bool:
-    """Whether coverage's ``test_function`` context (``module.Class.test``) is pytest's
-    ``path/to/module.py::Class::test`` (the module name depends on pytest's rootdir handling,
-    so only its trailing components have to agree)."""
-    path, _, qualified = test_id.partition("::")
-    qualname = qualified.replace("::", ".")
-    if not qualname or not context.endswith("." + qualname):
-        return False
-    module = context[: -len(qualname) - 1]
-    dotted = path.removesuffix(".py").replace("/", ".")
-    return bool(module) and (dotted == module or dotted.endswith("." + module))
+def key_of_test(name: str) -> str:
+    """A test's dotted name without parameters: ``pkg/test_x.py::A::test_b[1]`` and unittest's
+    ``pkg.test_x.A.test_b`` both become ``pkg.test_x.A.test_b``."""
+    name = _PARAMS.sub("", name)
+    if "::" not in name:
+        return name
+    path, _, qualified = name.partition("::")
+    return path.removesuffix(".py").replace("/", ".") + "." + qualified.replace("::", ".")
+
+
+def context_matches(context: str, key: str) -> bool:
+    """Whether coverage's ``test_function`` context (``module.Class.test``) is the test `key`
+    (the module name depends on pytest's rootdir handling, so only its tail has to agree)."""
+    return bool(context) and (key == context or key.endswith("." + context))

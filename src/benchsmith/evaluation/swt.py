@@ -9,13 +9,17 @@ change coverage.
 from __future__ import annotations
 
 import ast
-import re
 import shlex
 from pathlib import Path
 
 from benchsmith.core import Plan
 from benchsmith.evaluation.apply import Worktree
-from benchsmith.evaluation.changecov import CoverageData, change_coverage, changed_lines
+from benchsmith.evaluation.changecov import (
+    CoverageData,
+    change_coverage,
+    changed_lines,
+    key_of_test,
+)
 from benchsmith.evaluation.covrun import CoverageRunner
 from benchsmith.evaluation.environment import exclude_newer
 from benchsmith.evaluation.inputs import EvalInstance, Prediction
@@ -24,7 +28,6 @@ from benchsmith.evaluation.testrun import TestRun, run_tests
 from benchsmith.mining.harness import runnable_test_files, test_command
 from benchsmith.mining.verify import recorded_test
 
-_PARAMS = re.compile(r"\[.*\]$")
 Measured = tuple[TestRun, TestRun, CoverageData, CoverageData]  # original, fixed
 
 
@@ -139,17 +142,18 @@ def evaluate_tests(worktree: Worktree, instance: EvalInstance, prediction: Predi
 
 
 def _ids(tests: list[str]) -> set[str]:
-    return {_PARAMS.sub("", name) for name in tests}
+    return {key_of_test(name) for name in tests}
 
 
 def grade_tests(outcome: TestOutcome, before: TestRun, after: TestRun, existing: set[str],
                 changed: set[str]) -> None:
-    """Classify the tests the prediction added (not in `existing`) or changed (in `changed`)."""
+    """Classify the tests the prediction added (not in `existing`) or edited (their
+    :func:`key_of_test` in `changed`)."""
     names = dict.fromkeys([*before.statuses, *after.statuses])
     for name in names:
         if ".py:" in name and "::" not in name:
             continue  # pytest's location of a skip, not a test
-        if name in existing and _PARAMS.sub("", name) not in changed:
+        if name in existing and key_of_test(name) not in changed:
             continue
         outcome.new_tests.append(name)
         key = {(False, True): "FAIL_TO_PASS", (True, True): "PASS_TO_PASS",
@@ -163,7 +167,7 @@ def grade_tests(outcome: TestOutcome, before: TestRun, after: TestRun, existing:
 
 
 def touched_tests(diff: str, worktree: Worktree) -> set[str]:
-    """pytest IDs (``path::Class::test``, no parameters) of test functions the diff edits."""
+    """The :func:`key_of_test` (``pkg.test_x.Class.test``) of every test function the diff edits."""
     _, added = changed_lines(diff)
     touched: set[str] = set()
     for path, lines in added.items():
@@ -172,7 +176,8 @@ def touched_tests(diff: str, worktree: Worktree) -> set[str]:
             tree = ast.parse(text or "")
         except SyntaxError:
             continue
-        touched |= {f"{path}::{name}" for name in _functions_at(tree, lines)}
+        module = path.removesuffix(".py").replace("/", ".")
+        touched |= {f"{module}.{name}" for name in _functions_at(tree, lines)}
     return touched
 
 
@@ -180,7 +185,7 @@ def _functions_at(tree: ast.AST, lines: set[int], prefix: str = "") -> set[str]:
     names: set[str] = set()
     for node in ast.iter_child_nodes(tree):
         if isinstance(node, ast.ClassDef):
-            names |= _functions_at(node, lines, f"{prefix}{node.name}::")
+            names |= _functions_at(node, lines, f"{prefix}{node.name}.")
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             start = min([d.lineno for d in node.decorator_list] + [node.lineno])
             if any(start <= n <= (node.end_lineno or node.lineno) for n in lines):

@@ -1,0 +1,77 @@
+"""Change coverage arithmetic on hand-written coverage.py reports."""
+
+from __future__ import annotations
+
+import json
+
+from benchsmith.evaluation.changecov import (
+    change_coverage,
+    changed_lines,
+    context_matches,
+    key_of_test,
+    parse_coverage_json,
+)
+
+PATCH = "".join(line + "\n" for line in [
+    "diff --git a/pkg/core.py b/pkg/core.py",
+    "--- a/pkg/core.py",
+    "+++ b/pkg/core.py",
+    "@@ -1,5 +1,6 @@",
+    " def f(x):",
+    "-    return x",
+    "+    # doubled now",
+    "+    return 2 * x",
+    " ",
+    " ",
+    " def g():",
+    "diff --git a/docs/notes.md b/docs/notes.md",
+    "--- a/docs/notes.md",
+    "+++ b/docs/notes.md",
+    "@@ -1 +1 @@",
+    "-old",
+    "+new",
+])
+
+
+def report(lines: dict[int, list[str]], missing: list[int] = ()) -> str:
+    """A coverage.py JSON report of pkg/core.py: executed lines with their contexts."""
+    return json.dumps({"files": {"pkg/core.py": {
+        "executed_lines": sorted(lines), "missing_lines": list(missing),
+        "contexts": {str(n): names for n, names in lines.items()}}}})
+
+
+def test_changed_lines_keep_python_files_only() -> None:
+    removed, added = changed_lines(PATCH)
+    assert removed == {"pkg/core.py": {2}}
+    assert added == {"pkg/core.py": {2, 3}}
+
+
+def test_lines_run_by_more_tests_or_by_predicted_tests_count() -> None:
+    base_original = parse_coverage_json(report({1: [""], 2: ["tests.test_core.test_f"]}))
+    base_fixed = parse_coverage_json(report({1: [""], 3: ["tests.test_core.test_f"]}))
+    # Line 2 of the fixed file is a comment: coverage never lists it, so it is not executable.
+    more = parse_coverage_json(report({1: [""], 3: ["tests.test_core.test_f", "test_core.test_new"]}))
+    coverage = change_coverage(PATCH, base_original, base_original, base_fixed, base_fixed,
+                               base_original, more)
+    assert (coverage.executable_removed, coverage.executable_added) == (1, 1)
+    assert (coverage.covered_removed, coverage.covered_added, coverage.value) == (0, 1, 0.5)
+    # An edited test replaces its old version: same number of tests, but it is the prediction's.
+    edited = change_coverage(PATCH, base_original, base_original, base_fixed, base_fixed,
+                             base_original, base_original, {"tests.test_core.test_f"})
+    assert edited.covered_removed == 1 and edited.value == 0.5
+    assert edited.counting == "tests"
+
+
+def test_no_executable_changed_line_gives_no_value() -> None:
+    nothing = parse_coverage_json(json.dumps({"files": {}}))
+    coverage = change_coverage(PATCH, nothing, nothing, nothing, nothing, nothing, nothing)
+    assert coverage.value is None and coverage.executable_removed == coverage.executable_added == 0
+
+
+def test_keys_of_tests_and_contexts() -> None:
+    assert key_of_test("tests/test_x.py::TestA::test_b[1-2]") == "tests.test_x.TestA.test_b"
+    assert key_of_test("pkg.tests.test_x.TestA.test_b") == "pkg.tests.test_x.TestA.test_b"
+    assert context_matches("test_x.TestA.test_b", "tests.test_x.TestA.test_b")
+    assert context_matches("tests.test_x.TestA.test_b", "tests.test_x.TestA.test_b")
+    assert not context_matches("test_x.TestA.test_bb", "tests.test_x.TestA.test_b")
+    assert not context_matches("", "tests.test_x.TestA.test_b")
