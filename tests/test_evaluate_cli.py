@@ -113,3 +113,38 @@ def test_a_run_where_everything_is_an_infrastructure_failure_exits_non_zero(tmp_
     assert "nothing could be evaluated" in result.stderr and "Traceback" not in result.stderr
     report = json.loads((tmp_path / "runs/fix-gold/gold/a__b-1/report.json").read_text())
     assert report["infrastructure_failure"] and "does not exist" in report["infrastructure_reason"]
+
+
+@pytest.mark.slow
+def test_sigterm_keeps_finished_reports_and_writes_no_half_result(make_repo, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    repo, instances = build_instances(make_repo)
+    slow = instances["fixture__calc-2"]
+    instances["fixture__calc-2"] = slow.model_copy(update={"test": ["sleep 120 && " + slow.test[0]]})
+    file = write_instances(tmp_path / "instances.jsonl", instances)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchsmith.cli", "evaluate", "--instances", str(file),
+         "--predictions", "gold", "--source", f"fixture/calc={repo}", "--output-dir",
+         str(tmp_path / "runs")], stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    lines = []
+    for line in process.stderr:
+        lines.append(line)
+        if line.startswith("[1/2]"):
+            break
+    time.sleep(2)  # the second prediction is in its test command now
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=60)
+    assert process.returncode != 0 and time.monotonic() - started < 30
+    run_dir = tmp_path / "runs" / "fix-gold"
+    assert (run_dir / "gold/fixture__calc-1/report.json").is_file()
+    assert not (run_dir / "gold/fixture__calc-2/report.json").exists()
+    [summary] = json.loads((run_dir / "summary.json").read_text())
+    assert summary["evaluated"] == 1 and summary["resolved"] == 1
+    leftover = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
+    assert leftover.stdout.strip() == "", "the killed test command left processes behind"

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -21,6 +23,7 @@ from benchsmith.evaluation.apply import Worktree
 from benchsmith.evaluation.environment import Environments
 from benchsmith.evaluation.inputs import EvalInstance, Prediction
 from benchsmith.evaluation.models import InstanceReport, Mode
+from benchsmith.sandbox.config import close_all_sandboxes
 
 REPORT = "report.json"
 
@@ -44,6 +47,7 @@ class Evaluation:
         self.environments = environments
         self.test_predictions = test_predictions or {}
         self.progress = progress or (lambda message: None)
+        self._cancelled = threading.Event()
 
     def run(self, instances: dict[str, EvalInstance], predictions: list[Prediction]) -> list[InstanceReport]:
         """Evaluate every prediction (in parallel with `jobs`); return their reports."""
@@ -60,9 +64,11 @@ class Evaluation:
                     self.progress(f"[{done}/{total}] {report.instance_id}: {verdict(report)} "
                                   f"({report.duration_s:.0f}s"
                                   f"{', environment reused' if report.environment_reused else ''})")
-            except BaseException:
-                for future in futures:
-                    future.cancel()
+            except KeyboardInterrupt:
+                # Reports already written stay; running evaluations are killed and write nothing.
+                self._cancelled.set()
+                close_all_sandboxes()
+                pool.shutdown(wait=True, cancel_futures=True)
                 raise
         return reports
 
@@ -92,6 +98,13 @@ class Evaluation:
         except BenchsmithError as exc:
             # The environment could not be made or used: the machine's fault, not the patch's.
             report.infrastructure_failure, report.infrastructure_reason = True, str(exc)
+        except Exception as exc:  # a bug must not end the run; the report says where it was
+            last = traceback.extract_tb(exc.__traceback__)[-1]
+            report.infrastructure_failure = True
+            report.infrastructure_reason = (f"internal error: {exc!r} at "
+                                            f"{Path(last.filename).name}:{last.lineno}")
+        if self._cancelled.is_set():
+            raise KeyboardInterrupt
         report.duration_s = round(time.monotonic() - started, 3)
         if report.apply and report.apply.unified_diff:
             (directory / "prediction.converted.patch").write_text(report.apply.unified_diff,
