@@ -9,6 +9,7 @@ import pytest
 from benchsmith.evaluation.summary import summarize
 
 from .evaluation_fixture import (
+    PARSE_TEST,
     TEST_FILE,
     TESTS,
     build_instances,
@@ -116,3 +117,19 @@ def test_filtering_fixes_by_their_own_tests(make_repo, tmp_path: Path) -> None:
     [summary] = summarize(list(reports.values()))
     assert summary.filter.kept == 1 and summary.filter.precision == 1.0
     assert summary.filter.recall == 1.0 and summary.filter.precision_without_filter == 0.5
+
+
+def test_gold_tests_broken_in_the_environment_are_not_held_against_predictions(
+        make_repo, tmp_path: Path) -> None:
+    repo, instances = build_instances(make_repo)
+    broken = PARSE_TEST + "\n\ndef test_needs_a_missing_extension():\n    import calc._speedups\n"
+    calc1 = instances["fixture__calc-1"].model_copy(update={
+        "test_patch": working_diff(repo, {TEST_FILE: broken})})
+    evaluation = evaluator(repo, tmp_path, "test")
+    [gold] = evaluation.run({calc1.instance_id: calc1}, [prediction(calc1.instance_id, calc1.test_patch)])
+    assert gold.resolved, gold.test
+    assert gold.test.known_failing == [f"{TEST_FILE}::test_needs_a_missing_extension"]
+    own_broken = PARSE_TEST + "\n\ndef test_other_broken():\n    assert False\n"
+    [model] = evaluation.run({calc1.instance_id: calc1}, [
+        prediction(calc1.instance_id, working_diff(repo, {TEST_FILE: own_broken}), "m")])
+    assert model.test.fail_to_pass and not model.resolved and model.test.known_failing == []

@@ -24,6 +24,8 @@ class EvalInstance(BaseModel):
     test_patch: str = ""
     FAIL_TO_PASS: list[str] = Field(default_factory=list)
     PASS_TO_PASS: list[str] = Field(default_factory=list)
+    FAIL_TO_FAIL: list[str] = Field(default_factory=list)  # benchsmith's: fail with the gold fix too
+    PASS_TO_FAIL: list[str] = Field(default_factory=list)
     install: list[str] = Field(default_factory=list)
     test: list[str] = Field(default_factory=list)
     python: str = ""
@@ -32,7 +34,7 @@ class EvalInstance(BaseModel):
     image: str | None = None
     created_at: str = ""
 
-    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
+    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL", mode="before")
     @classmethod
     def _decode_list(cls, value: Any) -> Any:
         # SWE-bench stores these lists JSON-encoded in a string.

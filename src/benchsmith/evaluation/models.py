@@ -52,6 +52,7 @@ class TestOutcome(BaseModel):
     FAIL_TO_FAIL: list[str] = Field(default_factory=list)
     PASS_TO_PASS: list[str] = Field(default_factory=list)
     PASS_TO_FAIL: list[str] = Field(default_factory=list)
+    known_failing: list[str] = Field(default_factory=list)  # fail with the gold fix+tests too
     fail_to_any: bool = False  # F→X: a new test fails on the original code
     fail_to_pass: bool = False  # F→P: a new test fails before and passes after the fix
     pass_to_pass: bool = False  # P→P: every new test passes before and after

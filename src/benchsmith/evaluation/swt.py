@@ -125,7 +125,13 @@ def evaluate_tests(worktree: Worktree, instance: EvalInstance, prediction: Predi
         report.error = "the predicted tests produced no test results"
         return
     existing = set(measured["none"][0].statuses) | set(measured["none"][1].statuses)
-    grade_tests(outcome, model_before, model_after, existing, changed)
+    # Tests that fail even with the gold tests and the gold fix are broken in this environment
+    # (e.g. an extension module that is not built): they are not held against a prediction.
+    known_failing = set(instance.FAIL_TO_FAIL) | set(instance.PASS_TO_FAIL)
+    if "gold" in measured:
+        gold_after = measured["gold"][1]
+        known_failing |= {name for name in gold_after.statuses if not gold_after.passed(name)}
+    grade_tests(outcome, model_before, model_after, existing, changed, known_failing)
     report.resolved = outcome.success
     if runner.coverage.available and runner.include and "gold" in measured:
         base, with_gold, tests = measured["none"], measured["gold"], measured["model"]
@@ -146,7 +152,7 @@ def _ids(tests: list[str]) -> set[str]:
 
 
 def grade_tests(outcome: TestOutcome, before: TestRun, after: TestRun, existing: set[str],
-                changed: set[str]) -> None:
+                changed: set[str], known_failing: set[str] | None = None) -> None:
     """Classify the tests the prediction added (not in `existing`) or edited (their
     :func:`key_of_test` in `changed`)."""
     names = dict.fromkeys([*before.statuses, *after.statuses])
@@ -162,7 +168,10 @@ def grade_tests(outcome: TestOutcome, before: TestRun, after: TestRun, existing:
         getattr(outcome, key).append(name)
     outcome.fail_to_any = bool(outcome.FAIL_TO_PASS or outcome.FAIL_TO_FAIL)
     outcome.fail_to_pass = bool(outcome.FAIL_TO_PASS)
-    outcome.success = outcome.fail_to_pass and not (outcome.FAIL_TO_FAIL or outcome.PASS_TO_FAIL)
+    outcome.known_failing = [name for name in outcome.FAIL_TO_FAIL + outcome.PASS_TO_FAIL
+                             if name in (known_failing or set())]
+    failing_after = set(outcome.FAIL_TO_FAIL + outcome.PASS_TO_FAIL) - set(outcome.known_failing)
+    outcome.success = outcome.fail_to_pass and not failing_after
     outcome.pass_to_pass = bool(outcome.new_tests) and len(outcome.PASS_TO_PASS) == len(outcome.new_tests)
 
 
