@@ -98,10 +98,9 @@ class Environments:
     def _open_docker(self, instance: EvalInstance) -> Iterator[OpenedEnvironment]:
         from benchsmith.sandbox.docker import DockerSandbox
         from benchsmith.sandbox.docker_base import docker_client
+        from benchsmith.sandbox.docker_config import DockerSandboxConfig
         from benchsmith.sandbox.docker_rootfs import image_exists
         from benchsmith.setup.images import commit_env_image, instance_image_name
-
-        from benchsmith.sandbox.docker_config import DockerSandboxConfig
 
         assert isinstance(self.config, DockerSandboxConfig)
         image = instance.image or instance_image_name(instance.repo, instance.base_commit)
