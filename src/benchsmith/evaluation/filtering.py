@@ -3,18 +3,14 @@ the model's own new tests fails on the original code and passes with that fix.""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
-from benchsmith.core import Plan
 from benchsmith.evaluation.apply import Worktree
-from benchsmith.evaluation.environment import exclude_newer
 from benchsmith.evaluation.inputs import EvalInstance, Prediction
 from benchsmith.evaluation.models import FilterOutcome, InstanceReport, TestOutcome
-from benchsmith.evaluation.swt import grade_tests, touched_tests
+from benchsmith.evaluation.swt import existing_files, grade_tests, recorded_plan, touched_tests
 from benchsmith.evaluation.testrun import TestRun, run_tests
 from benchsmith.mining.harness import runnable_test_files, test_command
-from benchsmith.mining.verify import recorded_test
 
 
 def evaluate_filter(worktree: Worktree, instance: EvalInstance, fix: Prediction, tests: Prediction,
@@ -28,16 +24,11 @@ def evaluate_filter(worktree: Worktree, instance: EvalInstance, fix: Prediction,
     if not applied.applied or not files:
         return
     changed = touched_tests(diff, worktree)
-    env, args = recorded_test(instance.test)
-    plan = Plan(python=instance.python or "3", exclude_newer=exclude_newer(instance),
-                runner="unittest" if instance.test_runner == "unittest" else "pytest",
-                test_args=args, env=env)
+    plan = recorded_plan(instance)
     tests_tree = worktree.checkpoint()
 
     def run(name: str) -> TestRun:
-        present = worktree.sandbox.exec(
-            "for f in " + " ".join(shlex.quote(f) for f in files) +
-            '; do [ -f "$f" ] && echo "$f"; done', timeout=60).output.split()
+        present = existing_files(worktree, files)
         if not present:
             return TestRun()
         return run_tests(worktree.sandbox, [test_command(plan, present)], plan.runner, timeout,

@@ -31,6 +31,20 @@ from benchsmith.mining.verify import recorded_test
 Measured = tuple[TestRun, TestRun, CoverageData, CoverageData]  # original, fixed
 
 
+def recorded_plan(instance: EvalInstance) -> Plan:
+    """The instance's recorded test command as a plan, to run it on other test files."""
+    env, args = recorded_test(instance.test)
+    return Plan(python=instance.python or "3", exclude_newer=exclude_newer(instance),
+                runner="unittest" if instance.test_runner == "unittest" else "pytest",
+                test_args=args, env=env)
+
+
+def existing_files(worktree: Worktree, files: list[str]) -> list[str]:
+    """Those of `files` that exist in the work tree now."""
+    script = "for f in " + " ".join(shlex.quote(f) for f in files) + '; do [ -f "$f" ] && echo "$f"; done'
+    return worktree.sandbox.exec(script, timeout=60).output.split() if files else []
+
+
 class _Runner:
     """Runs the chosen test modules in one test state, before and after the gold fix."""
 
@@ -38,10 +52,7 @@ class _Runner:
                  timeout: float, directory: Path) -> None:
         self.worktree, self.instance, self.files = worktree, instance, files
         self.timeout, self.directory = timeout, directory
-        env, args = recorded_test(instance.test)
-        self.plan = Plan(python=instance.python or "3", exclude_newer=exclude_newer(instance),
-                         runner="unittest" if instance.test_runner == "unittest" else "pytest",
-                         test_args=args, env=env)
+        self.plan = recorded_plan(instance)
         self.coverage = CoverageRunner(worktree.sandbox, exclude_newer(instance))
         removed, added = changed_lines(instance.patch)
         self.include = sorted(set(removed) | set(added))
@@ -60,9 +71,7 @@ class _Runner:
         return before, after, cov_before, cov_after
 
     def _run(self, name: str) -> tuple[TestRun, CoverageData]:
-        present = self.worktree.sandbox.exec(
-            "for f in " + " ".join(shlex.quote(f) for f in self.files) +
-            '; do [ -f "$f" ] && echo "$f"; done', timeout=60).output.split()
+        present = existing_files(self.worktree, self.files)
         if not present:
             return TestRun(), CoverageData()
         command = test_command(self.plan, present)
