@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# A suite started as a background job of a non-interactive shell inherits an ignored SIGINT,
+# which its subprocesses inherit too; the interrupt tests need Ctrl-C to work wherever it runs.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Every fixture repository pins its dependencies to this date (pytest 7.3.1, Python 3.11).
 PIN_DATE = "2023-06-01"
