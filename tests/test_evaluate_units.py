@@ -40,16 +40,24 @@ def test_new_and_edited_tests_are_graded_against_the_fix() -> None:
                                "t.py::added": "FAILED", "t.py::flat": "FAILED"})
     after = TestRun(statuses={"t.py::old": "PASSED", "t.py::edited[1]": "PASSED",
                               "t.py::added": "PASSED", "t.py::flat": "FAILED"})
-    existing = {"t.py::old", "t.py::edited[1]"}
+    baseline = (TestRun(statuses={"t.py::old": "PASSED", "t.py::edited[1]": "PASSED",
+                                  "t.py::via_fixture": "PASSED"}),
+                TestRun(statuses={"t.py::old": "PASSED", "t.py::edited[1]": "PASSED",
+                                  "t.py::via_fixture": "FAILED"}))
+    before.statuses["t.py::via_fixture"] = "FAILED"  # a changed fixture makes it fail first
+    after.statuses["t.py::via_fixture"] = "PASSED"
     outcome = TestOutcome()
-    grade_tests(outcome, before, after, existing, {"t.edited"})
-    assert outcome.new_tests == ["t.py::edited[1]", "t.py::added", "t.py::flat"]
-    assert outcome.FAIL_TO_PASS == ["t.py::edited[1]", "t.py::added"]
+    grade_tests(outcome, before, after, baseline, {"t.edited"})
+    assert outcome.new_tests == ["t.py::edited[1]", "t.py::added", "t.py::flat", "t.py::via_fixture"]
+    assert outcome.FAIL_TO_PASS == ["t.py::edited[1]", "t.py::added", "t.py::via_fixture"]
     assert outcome.FAIL_TO_FAIL == ["t.py::flat"]
     assert outcome.fail_to_pass and not outcome.success  # a new test still fails after the fix
     outcome = TestOutcome()
-    grade_tests(outcome, before, after, existing, {"t.edited"}, known_failing={"t.py::flat"})
+    grade_tests(outcome, before, after, baseline, {"t.edited"}, known_failing={"t.py::flat"})
     assert outcome.success and outcome.known_failing == ["t.py::flat"]
+    outcome = TestOutcome()  # unchanged existing tests that behave as before are not the prediction's
+    grade_tests(outcome, before, after, (before, after), set())
+    assert outcome.new_tests == []
 
 
 @pytest.mark.parametrize(
@@ -107,3 +115,23 @@ def test_instance_files_report_each_bad_record(tmp_path: Path) -> None:
     assert problems[2] == "instances.jsonl:4: not a JSON object"
     with pytest.raises(BenchsmithError, match="instances file not found"):
         load_instances(tmp_path / "missing.jsonl")
+
+
+def test_test_commands_are_wrapped_in_coverage(tmp_path: Path) -> None:
+    from benchsmith.evaluation.covrun import CoverageRunner, _usable
+    from benchsmith.sandbox import LocalSandboxConfig, make_sandbox
+
+    assert _usable(["7.2.7", "False", "True"]) and not _usable(["4.5.4", "False", "False"])
+    assert not _usable([])
+    with make_sandbox(LocalSandboxConfig()) as sandbox:
+        runner = CoverageRunner.__new__(CoverageRunner)
+        runner.sandbox, runner.prefix, runner.pytest_cov, runner.xdist = sandbox, "", True, True
+        wrapped = runner.wrap("A=1 python -m pytest -rA -n auto tests/t.py", "model-fixed", ["pkg/x.py"])
+        assert wrapped == ("A=1 python -m coverage run --rcfile=../benchsmith-cov/model-fixed.rc "
+                           "-m pytest -rA -n auto tests/t.py --no-cov -n 0")
+        rc = sandbox.read_file("../benchsmith-cov/model-fixed.rc").decode()
+        assert "include =\n    pkg/x.py\n" in rc and "dynamic_context = test_function" in rc
+        runner.prefix = "PYTHONPATH=/tools "
+        assert runner.wrap("pytest -q t.py", "n", ["x.py"]).startswith(
+            "PYTHONPATH=/tools python -m coverage run --rcfile=../benchsmith-cov/n.rc -m pytest -q t.py")
+        assert runner.wrap("python -m unittest -v a.b", "u", ["x.py"]).endswith("-m unittest -v a.b")

@@ -7,6 +7,7 @@ date like everything else. pytest-cov and pytest-xdist are neutralised for these
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 
@@ -19,28 +20,47 @@ _BARE_PYTEST = re.compile(r"^(?P<env>(?:\w+=\S*\s+)*)(?:py\.test|pytest)\b")
 
 
 class CoverageRunner:
-    """Wraps test commands so they also write a coverage report of chosen files."""
+    """Wraps test commands so they also write a coverage report of chosen files.
+
+    The project's own coverage is used when it is 5.0 or newer (JSON reports, contexts);
+    otherwise a separate copy is installed next to the checkout and put first on PYTHONPATH, so
+    the project's environment itself is never changed.
+    """
 
     def __init__(self, sandbox: Sandbox, exclude_newer: str, timeout: float = 600) -> None:
         self.sandbox = sandbox
         self.error = ""
-        probe = "import coverage, importlib.util as u; print(coverage.__version__, " \
-                "bool(u.find_spec('pytest_cov')), bool(u.find_spec('xdist')))"
-        result = sandbox.exec(f"python -c {shlex.quote(probe)}", timeout=timeout)
-        if not result.ok:
-            install = sandbox.exec("uv pip install --quiet coverage", timeout=timeout,
-                                   env={"UV_EXCLUDE_NEWER": exclude_newer})
-            if not install.ok:
-                self.error = f"installing coverage failed: {install.output.strip()[-200:]}"
-            result = sandbox.exec(f"python -c {shlex.quote(probe)}", timeout=timeout)
-        words = result.output.split() if result.ok else []
-        self.available = len(words) >= 3 and not self.error
-        if result.ok and not self.available:
-            self.error = f"coverage is not usable: {result.output.strip()[-200:]}"
+        self.prefix = ""
+        tools = posixpath.join(posixpath.dirname(sandbox.workdir.rstrip("/")), "benchsmith-tools")
+        words = self._probe(timeout)
+        if not _usable(words):
+            self.prefix = f"PYTHONPATH={tools}${{PYTHONPATH:+:$PYTHONPATH}} "
+            words = self._probe(timeout)
+            for pin in (exclude_newer, ""):  # coverage 5 may postdate the instance
+                if _usable(words):
+                    break
+                install = sandbox.exec(
+                    f"uv pip install --quiet --target {tools} 'coverage>=5'", timeout=timeout,
+                    env={"UV_EXCLUDE_NEWER": pin} if pin else None)
+                if not install.ok:
+                    self.error = f"installing coverage failed: {install.output.strip()[-200:]}"
+                words = self._probe(timeout)
+        self.available = _usable(words)
+        if self.available:
+            self.error = ""
+        elif not self.error:
+            self.error = f"coverage is not usable here: {' '.join(words)[:200]}"
         self.version = words[0] if words else ""
         self.pytest_cov = len(words) >= 3 and words[1] == "True"
         self.xdist = len(words) >= 3 and words[2] == "True"
         sandbox.exec(f"rm -rf {COV_DIR} && mkdir -p {COV_DIR}", timeout=60)
+
+    def _probe(self, timeout: float) -> list[str]:
+        """[coverage version, pytest-cov present, xdist present] as the tests would see them."""
+        probe = ("import coverage, importlib.util as u; print(coverage.__version__, "
+                 "bool(u.find_spec('pytest_cov')), bool(u.find_spec('xdist')))")
+        result = self.sandbox.exec(f"{self.prefix}python -c {shlex.quote(probe)}", timeout=timeout)
+        return result.output.split() if result.ok else []
 
     def wrap(self, command: str, name: str, include: list[str]) -> str:
         """`command` measured under coverage (data and rc file named after `name`)."""
@@ -57,16 +77,24 @@ class CoverageRunner:
         if "-m unittest" not in command:
             wrapped += " --no-cov" if self.pytest_cov else ""
             wrapped += " -n 0" if self.xdist else ""
-        return wrapped
+        return self.prefix + wrapped
 
     def collect(self, name: str) -> CoverageData:
         """The coverage of run `name` (empty when nothing was measured)."""
         rc = f"{COV_DIR}/{name}.rc"
         report = f"{COV_DIR}/{name}.json"
-        command = f"python -m coverage json --rcfile={rc} -q -o {report}"
+        command = f"{self.prefix}python -m coverage json --rcfile={rc} -q -o {report}"
         result = self.sandbox.exec(f"{command} --show-contexts", timeout=600)
         if not result.ok and "show-contexts" in result.output:  # coverage < 5: no contexts
             result = self.sandbox.exec(command, timeout=600)
         if not result.ok:  # "No data to report" when no measured file was imported
             return CoverageData()
         return parse_coverage_json(self.sandbox.read_file(report).decode("utf-8", "replace"))
+
+
+def _usable(words: list[str]) -> bool:
+    """A probe answer with coverage 5.0 or newer (JSON reports and dynamic contexts)."""
+    if len(words) < 3:
+        return False
+    major = words[0].split(".", 1)[0]
+    return major.isdigit() and int(major) >= 5

@@ -44,6 +44,6 @@ def evaluate_filter(worktree: Worktree, instance: EvalInstance, fix: Prediction,
         return
     outcome.after = run("after")
     graded = TestOutcome()
-    grade_tests(graded, outcome.before, outcome.after, set(existing.statuses), changed)
+    grade_tests(graded, outcome.before, outcome.after, (existing, None), changed)
     outcome.FAIL_TO_PASS = graded.FAIL_TO_PASS
     outcome.kept = graded.fail_to_pass

@@ -133,19 +133,19 @@ def evaluate_tests(worktree: Worktree, instance: EvalInstance, prediction: Predi
     if not report.applied:
         report.error = "the predicted tests produced no test results"
         return
-    existing = set(measured["none"][0].statuses) | set(measured["none"][1].statuses)
+    baseline = measured["none"][0], measured["none"][1]
     # Tests that fail even with the gold tests and the gold fix are broken in this environment
     # (e.g. an extension module that is not built): they are not held against a prediction.
     known_failing = set(instance.FAIL_TO_FAIL) | set(instance.PASS_TO_FAIL)
     if "gold" in measured:
         gold_after = measured["gold"][1]
         known_failing |= {name for name in gold_after.statuses if not gold_after.passed(name)}
-    grade_tests(outcome, model_before, model_after, existing, changed, known_failing)
+    grade_tests(outcome, model_before, model_after, baseline, changed, known_failing)
     report.resolved = outcome.success
     if runner.coverage.available and runner.include and "gold" in measured:
         base, with_gold, tests = measured["none"], measured["gold"], measured["model"]
         gold_outcome = TestOutcome()
-        grade_tests(gold_outcome, with_gold[0], with_gold[1], existing, gold_changed)
+        grade_tests(gold_outcome, with_gold[0], with_gold[1], baseline, gold_changed)
         outcome.coverage = change_coverage(instance.patch, base[2], with_gold[2], base[3],
                                            with_gold[3], tests[2], tests[3],
                                            _ids(outcome.new_tests))
@@ -160,20 +160,28 @@ def _ids(tests: list[str]) -> set[str]:
     return {key_of_test(name) for name in tests}
 
 
-def grade_tests(outcome: TestOutcome, before: TestRun, after: TestRun, existing: set[str],
-                changed: set[str], known_failing: set[str] | None = None) -> None:
-    """Classify the tests the prediction added (not in `existing`) or edited (their
-    :func:`key_of_test` in `changed`)."""
+def grade_tests(outcome: TestOutcome, before: TestRun, after: TestRun,
+                baseline: tuple[TestRun, TestRun | None], changed: set[str],
+                known_failing: set[str] | None = None) -> None:
+    """Classify the tests the prediction added or edited (their :func:`key_of_test` in
+    `changed`), and existing tests it makes behave differently from the `baseline` runs (the
+    same modules without the prediction, before and after the fix): e.g. through a changed
+    fixture or expectation file."""
+    base_before, base_after = baseline
+    existing = set(base_before.statuses) | set(base_after.statuses if base_after else ())
     names = dict.fromkeys([*before.statuses, *after.statuses])
     for name in names:
         if ".py:" in name and "::" not in name:
             continue  # pytest's location of a skip, not a test
+        pair = (before.passed(name), after.passed(name))
         if name in existing and key_of_test(name) not in changed:
-            continue
+            base_pair = (base_before.passed(name),
+                         base_after.passed(name) if base_after else pair[1])
+            if base_pair == pair:
+                continue
         outcome.new_tests.append(name)
         key = {(False, True): "FAIL_TO_PASS", (True, True): "PASS_TO_PASS",
-               (False, False): "FAIL_TO_FAIL", (True, False): "PASS_TO_FAIL"}[
-            (before.passed(name), after.passed(name))]
+               (False, False): "FAIL_TO_FAIL", (True, False): "PASS_TO_FAIL"}[pair]
         getattr(outcome, key).append(name)
     outcome.fail_to_any = bool(outcome.FAIL_TO_PASS or outcome.FAIL_TO_FAIL)
     outcome.fail_to_pass = bool(outcome.FAIL_TO_PASS)
