@@ -17,7 +17,12 @@ import pytest
 from benchsmith.core import BenchsmithError, ExecResult
 from benchsmith.sandbox import docker_rootfs
 from benchsmith.sandbox.docker import UV_CACHE_VOLUME, DockerSandbox, clean_leftovers
-from benchsmith.sandbox.docker_base import base_image_name, docker_client, ensure_base_image
+from benchsmith.sandbox.docker_base import (
+    BASE_LAYOUT,
+    base_image_name,
+    docker_client,
+    ensure_base_image,
+)
 from benchsmith.sandbox.docker_config import DockerSandboxConfig
 from benchsmith.sandbox.docker_rootfs import ROOTFS_IMAGE
 
@@ -43,13 +48,15 @@ def test_base_image_reports_how_it_was_obtained(client: Any) -> None:
     assert again.how == "cached"
     labels = client.images.get(first.name).labels
     assert labels["benchsmith"] == "1" and labels["benchsmith.python"] == "3.11"
+    assert labels["benchsmith.base_layout"] == BASE_LAYOUT
 
 
 @pytest.mark.docker
 def test_base_image_has_no_ca_bundle_baked_in_and_a_working_python(client: Any) -> None:
     ensure_base_image(client, "3.11")
     output = client.containers.run(
-        base_image_name("3.11"), ["python3.11", "-c", "import ssl, sqlite3, ctypes, lzma; print('ok')"],
+        base_image_name("3.11"), ["python3.11", "-c", "import ssl, sqlite3, ctypes, lzma; "
+                                  "import test.support.os_helper; print('ok')"],  # jaraco.test needs it
         remove=True, network_mode="none",
     )
     assert output.strip() == b"ok"

@@ -31,6 +31,8 @@ from benchsmith.sandbox.docker_rootfs import (
 from benchsmith.sandbox.pythons import host_pythons, version_key
 from benchsmith.sandbox.tools import uv_binary
 
+# Bumped when what a base image contains changes (2: keeps test.support).
+BASE_LAYOUT = "2"
 BASE_REPOSITORY = "benchsmith/base"
 PULL_STALL_TIMEOUT_S = 30
 # Modules whose import proves the interpreter's shared libraries are all there.
@@ -136,10 +138,10 @@ def ensure_base_image(client: Any, python: str, *, rebuild: bool = False,
     """Make sure ``benchsmith/base:py<python>`` exists: cached, else pulled, else built."""
     say = progress or (lambda message: None)
     name = base_image_name(python)
-    if not rebuild and image_exists(client, name):
+    if not rebuild and _current(client, name):
         return BaseImageResult(name=name, how="cached", detail=_describe(client, name))
     with machine_lock(name):
-        if not rebuild and image_exists(client, name):
+        if not rebuild and _current(client, name):
             return BaseImageResult(name=name, how="cached", detail=_describe(client, name))
         old_id = client.images.get(name).id if image_exists(client, name) else None
         result = _obtain(client, python, name, say, nocache=rebuild)
@@ -149,6 +151,14 @@ def ensure_base_image(client: Any, python: str, *, rebuild: bool = False,
             with contextlib.suppress(docker.errors.APIError):  # still used by a container
                 client.images.remove(old_id)
         return result
+
+
+def _current(client: Any, name: str) -> bool:
+    """The base image exists and has this version's layout (older ones are rebuilt)."""
+    if not image_exists(client, name):
+        return False
+    labels = client.images.get(name).labels or {}
+    return labels.get("benchsmith.base_layout") == BASE_LAYOUT
 
 
 def _obtain(client: Any, python: str, name: str, say: Progress, nocache: bool) -> BaseImageResult:
@@ -249,7 +259,11 @@ CMD ["sleep", "infinity"]
     def trim(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
         # The host's own packages and console scripts stay out: venvs don't see them anyway.
         path = member.name
-        if path.startswith(lib + "site-packages/") or path.startswith(lib + "test/"):
+        if path.startswith(lib + "site-packages/"):
+            return None
+        # CPython's own test suite is large; test.support stays, test helpers import it.
+        if path.startswith(lib + "test/") and not (
+                path == lib + "test/__init__.py" or path.startswith(lib + "test/support")):
             return None
         if path.startswith(lib + "config-") and path.endswith(".a"):
             return None
@@ -281,7 +295,8 @@ def _build(client: Any, context: Any, name: str, python: str, nocache: bool) -> 
     import docker
 
     context.seek(0)
-    labels = {"benchsmith": "1", "benchsmith.python": python, "benchsmith.role": "base"}
+    labels = {"benchsmith": "1", "benchsmith.python": python, "benchsmith.role": "base",
+              "benchsmith.base_layout": BASE_LAYOUT}
     # Proxy variables are predefined build args: used by RUN steps, not kept in the image.
     proxies = {key: os.environ[key] for key in PROXY_VARS if key in os.environ}
     try:

@@ -43,6 +43,7 @@ def git(*args: str, cwd: str | Path | None = None, timeout: float = 600) -> str:
             capture_output=True,
             text=True,
             timeout=timeout,
+            stdin=subprocess.DEVNULL,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"},
         )
     except subprocess.TimeoutExpired as exc:
@@ -184,6 +185,12 @@ def materialize(checkout: Checkout, dest: Path, portable: bool = False) -> Path:
     git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", checkout.commit,
         cwd=dest)
     if portable:
-        git("repack", "-a", "-d", "-q", cwd=dest, timeout=1800)
+        try:
+            git("repack", "-a", "-d", "-q", cwd=dest, timeout=1800)
+        except BenchsmithError:
+            # A source with objects missing (a partial mirror lacking some large old blob):
+            # pack the objects that are there; the checked-out commit is complete already.
+            git("pack-objects", "--revs", "--all", "--missing=allow-any", "-q",
+                ".git/objects/pack/pack", cwd=dest, timeout=1800)
         (dest / ".git" / "objects" / "info" / "alternates").unlink(missing_ok=True)
     return dest
