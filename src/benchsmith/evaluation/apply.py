@@ -14,6 +14,7 @@ from benchsmith.core import BenchsmithError, ExecResult, Sandbox
 
 PATCH_DIR = "../benchsmith-patches"
 METHODS = ("git apply", "git apply --3way", "patch --fuzz")
+_CHECKPOINT = "git add -A && git write-tree"
 _COMMANDS = {
     "git apply": "git apply --whitespace=nowarn {p}",
     "git apply --3way": "git apply --3way --whitespace=nowarn {p}",
@@ -40,17 +41,22 @@ class Worktree:
     def __init__(self, sandbox: Sandbox, timeout: float = 300) -> None:
         self.sandbox = sandbox
         self.timeout = timeout
+        self.current: str | None = None  # the last checkpoint, while nothing else changed files
         self.base = self.checkpoint()
 
     def _git(self, command: str) -> ExecResult:
         return self.sandbox.exec(command, timeout=self.timeout)
 
-    def checkpoint(self) -> str:
-        """Record the current files (tracked and new, not ignored); return the tree's ID."""
-        result = self._git("git add -A && git write-tree")
+    def checkpoint(self, before: str = "") -> str:
+        """Record the current files (tracked and new, not ignored); return the tree's ID.
+
+        `before` is a shell command run first in the same call (one round trip fewer).
+        """
+        result = self._git(f"{before} && {_CHECKPOINT}" if before else _CHECKPOINT)
         tree = result.output.strip().splitlines()[-1] if result.ok and result.output.strip() else ""
         if not result.ok or len(tree) not in (40, 64):
             raise BenchsmithError(f"cannot checkpoint the work tree: {result.output.strip()[-200:]}")
+        self.current = tree
         return tree
 
     def restore(self, tree: str) -> None:
@@ -58,6 +64,15 @@ class Worktree:
         result = self._git(f"git read-tree --reset -u {tree} && git clean -fdq")
         if not result.ok:
             raise BenchsmithError(f"cannot reset the work tree: {result.output.strip()[-200:]}")
+        self.current = tree
+
+    def restore_paths(self, paths: list[str]) -> None:
+        """Put `paths` back as they were at the base (deleting files the base did not have)."""
+        if paths:
+            self.checkpoint(" && ".join(
+                f"{{ if git cat-file -e {self.base}:{shlex.quote(p)} 2>/dev/null; then "
+                f"git checkout -q {self.base} -- {shlex.quote(p)}; else rm -f {shlex.quote(p)}; fi; }}"
+                for p in paths))
 
     def reset(self) -> None:
         """Back to the state the work tree had when this object was made."""
@@ -99,7 +114,7 @@ class Worktree:
             return None
 
     def _apply_unified(self, name: str, patch: str) -> ApplyResult:
-        start = self.checkpoint()
+        start = self.current or self.checkpoint()
         path = f"{PATCH_DIR}/{name}.patch"
         self.sandbox.write_file(path, patch.encode("utf-8", errors="surrogateescape"))
         quoted = shlex.quote(path)
@@ -107,13 +122,15 @@ class Worktree:
         errors: list[str] = []
         for method in METHODS:
             tried.append(method)
-            result = self._git(_COMMANDS[method].format(p=quoted))
-            if result.ok and "conflict" not in result.output.lower():
-                self.checkpoint()
+            result = self._git(f"{_COMMANDS[method].format(p=quoted)} && {_CHECKPOINT}")
+            tree = result.output.strip().splitlines()[-1] if result.output.strip() else ""
+            if result.ok and "conflict" not in result.output.lower() and len(tree) in (40, 64):
+                self.current = tree
                 return ApplyResult(applied=True, method=method, tried=tried)
             errors.append(_last_line(result.output))
-            self.restore(start)
-            if method == "git apply" and self._git(f"git apply --reverse --check {quoted}").ok:
+            if method != "git apply":  # plain git apply changes nothing when it fails
+                self.restore(start)
+            elif self._git(f"git apply --reverse --check {quoted}").ok:
                 return ApplyResult(applied=True, method="already applied", tried=tried)
         return ApplyResult(applied=False, tried=tried, error=f"does not apply: {errors[0]}")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from benchsmith.evaluation.apply import Worktree
@@ -22,7 +21,7 @@ def evaluate_fix(worktree: Worktree, instance: EvalInstance, prediction: Predict
     outcome = report.fix = FixOutcome()
     # As in SWE-bench, the files of the gold test patch are reset before it is applied, so a
     # prediction cannot change the tests that grade it.
-    restore_files(worktree, touched_files(instance.test_patch))
+    worktree.restore_paths(touched_files(instance.test_patch))
     test_patch = worktree.apply("gold_test", instance.test_patch)
     outcome.test_patch_applied = test_patch.applied
     if not test_patch.applied:
@@ -54,15 +53,3 @@ def grade(outcome: FixOutcome, instance: EvalInstance, run: TestRun) -> None:
         outcome.resolution = "NO"
     else:
         outcome.resolution = "PARTIAL" if f2p.failure else "FULL"
-
-
-def restore_files(worktree: Worktree, paths: list[str]) -> None:
-    """Put `paths` back as they were at the work tree's base (deleting files it did not have)."""
-    if not paths:
-        return
-    script = " && ".join(
-        f"{{ if git cat-file -e {worktree.base}:{shlex.quote(p)} 2>/dev/null; then "
-        f"git checkout -q {worktree.base} -- {shlex.quote(p)}; else rm -f {shlex.quote(p)}; fi; }}"
-        for p in paths)
-    worktree.sandbox.exec(script, timeout=300)
-    worktree.checkpoint()
