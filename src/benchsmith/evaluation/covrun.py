@@ -83,9 +83,9 @@ class CoverageRunner:
         """The coverage of run `name` (empty when nothing was measured)."""
         rc = f"{COV_DIR}/{name}.rc"
         report = f"{COV_DIR}/{name}.json"
-        command = f"{self.prefix}python -m coverage json --rcfile={rc} -q -o {report}"
+        command = f"{self.prefix}python -m coverage json --rcfile={rc} -o {report}"
         result = self.sandbox.exec(f"{command} --show-contexts", timeout=600)
-        if not result.ok and "show-contexts" in result.output:  # coverage < 5: no contexts
+        if not result.ok and "show-contexts" in result.output:  # an older json report
             result = self.sandbox.exec(command, timeout=600)
         if not result.ok:  # "No data to report" when no measured file was imported
             return CoverageData()
