@@ -87,7 +87,9 @@ class CoverageRunner:
         result = self.sandbox.exec(f"{command} --show-contexts", timeout=600)
         if not result.ok and "show-contexts" in result.output:  # an older json report
             result = self.sandbox.exec(command, timeout=600)
-        if not result.ok:  # "No data to report" when no measured file was imported
+        if not result.ok:
+            if "No data to report" not in result.output:  # else no measured file was imported
+                self.error = f"coverage json failed for {name}: {result.output.strip()[-200:]}"
             return CoverageData()
         return parse_coverage_json(self.sandbox.read_file(report).decode("utf-8", "replace"))
 

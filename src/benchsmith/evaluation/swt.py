@@ -152,7 +152,7 @@ def evaluate_tests(worktree: Worktree, instance: EvalInstance, prediction: Predi
         outcome.gold_coverage = change_coverage(instance.patch, base[2], with_gold[2], base[3],
                                                 with_gold[3], with_gold[2], with_gold[3],
                                                 _ids(gold_outcome.new_tests))
-    elif runner.coverage.error:
+    if runner.coverage.error:  # coverage is then missing or incomplete; the report says why
         report.logs["coverage_error"] = runner.coverage.error
 
 
