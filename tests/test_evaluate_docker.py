@@ -29,8 +29,12 @@ def test_fix_and_test_mode_in_containers_reuse_the_instance_image(make_repo, tmp
         [first] = fix.run({calc1.instance_id: calc1}, [prediction(calc1.instance_id, calc1.patch)])
         assert first.resolved and not first.environment_reused
         assert client.images.get(image).labels["benchsmith.repo"] == "fixture/calc"
-        [empty] = fix.run({calc1.instance_id: calc1}, [prediction(calc1.instance_id, "", "empty")])
-        assert empty.environment_reused and not empty.resolved
+        # Two more in one run: the second one's container is started while the first runs.
+        again, empty = fix.run({calc1.instance_id: calc1}, [
+            prediction(calc1.instance_id, calc1.patch, "again"), prediction(calc1.instance_id, "", "empty")])
+        by_model = {r.model: r for r in (again, empty)}
+        assert by_model["again"].resolved and not by_model["empty"].resolved
+        assert all(r.environment_reused for r in (again, empty))
         tests = Evaluation(EvalOptions(mode="test", run_dir=tmp_path / "test"), environments)
         [report] = tests.run({calc1.instance_id: calc1},
                              [prediction(calc1.instance_id, calc1.test_patch)])
@@ -38,3 +42,10 @@ def test_fix_and_test_mode_in_containers_reuse_the_instance_image(make_repo, tmp
         assert report.test.coverage.value == 1.0
     finally:
         client.images.remove(image, force=True)
+    import time
+
+    for _ in range(50):  # containers are removed in the background
+        if not client.containers.list(all=True, filters={"label": "benchsmith=1"}):
+            break
+        time.sleep(0.2)
+    assert not client.containers.list(all=True, filters={"label": "benchsmith=1"})

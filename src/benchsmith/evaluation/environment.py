@@ -11,19 +11,26 @@ import fcntl
 import hashlib
 import json
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchsmith.core import BenchsmithError, Sandbox
 from benchsmith.evaluation.apply import PATCH_DIR, Worktree
 from benchsmith.evaluation.inputs import EvalInstance
 from benchsmith.mining.harness import prepare_sandbox
 from benchsmith.sandbox.config import LocalSandboxConfig, SandboxConfig
+from benchsmith.sandbox.docker_config import DockerSandboxConfig
 from benchsmith.setup.batch import resolve_source
 from benchsmith.setup.checkout import cache_dir, resolve
+
+if TYPE_CHECKING:
+    from benchsmith.sandbox.docker import DockerSandbox
 
 _META = "benchsmith-env.json"
 
@@ -50,6 +57,8 @@ class Environments:
         self.timeout = timeout
         self.root = root or cache_dir() / "envs"
         self.progress = progress or (lambda message: None)
+        self._warmer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchsmith-warm")
+        self._warm: dict[str, Future[DockerSandbox]] = {}
 
     @contextmanager
     def open(self, instance: EvalInstance) -> Iterator[OpenedEnvironment]:
@@ -98,7 +107,6 @@ class Environments:
     def _open_docker(self, instance: EvalInstance) -> Iterator[OpenedEnvironment]:
         from benchsmith.sandbox.docker import DockerSandbox
         from benchsmith.sandbox.docker_base import docker_client
-        from benchsmith.sandbox.docker_config import DockerSandboxConfig
         from benchsmith.sandbox.docker_rootfs import image_exists
         from benchsmith.setup.images import commit_env_image, instance_image_name
 
@@ -107,10 +115,8 @@ class Environments:
         started = time.monotonic()
         reused = image_exists(docker_client(), image)
         if reused:
-            sandbox = DockerSandbox(self.config.model_copy(update={"base_image": image}))
+            sandbox = self._take_warm(instance.instance_id) or self._start(image)
             try:
-                if not sandbox.adopt_venv():
-                    raise BenchsmithError(f"image {image} has no virtualenv at {sandbox.venv}")
                 worktree = Worktree(sandbox)
             except BaseException:
                 sandbox.close()
@@ -130,7 +136,52 @@ class Environments:
             yield OpenedEnvironment(sandbox=sandbox, worktree=worktree, reused=reused,
                                     prepare_s=round(time.monotonic() - started, 3))
         finally:
+            # Removing the container is not on the way of the next evaluation (a non-daemon
+            # thread: the process still waits for it before exiting).
+            threading.Thread(target=sandbox.close, name="benchsmith-close").start()
+
+    def _start(self, image: str) -> DockerSandbox:
+        """A running container of the environment image, its virtualenv adopted."""
+        from benchsmith.sandbox.docker import DockerSandbox
+
+        assert isinstance(self.config, DockerSandboxConfig)
+        sandbox = DockerSandbox(self.config.model_copy(update={"base_image": image}))
+        try:
+            if not sandbox.adopt_venv():
+                raise BenchsmithError(f"image {image} has no virtualenv at {sandbox.venv}")
+        except BaseException:
             sandbox.close()
+            raise
+        return sandbox
+
+    def warm(self, instance: EvalInstance) -> None:
+        """Docker: start the instance's container in the background, so that opening it later
+        does not wait for the start (evaluations are pipelined)."""
+        if self.config.type != "docker" or instance.instance_id in self._warm:
+            return
+        from benchsmith.sandbox.docker_base import docker_client
+        from benchsmith.sandbox.docker_rootfs import image_exists
+        from benchsmith.setup.images import instance_image_name
+
+        image = instance.image or instance_image_name(instance.repo, instance.base_commit)
+        if image_exists(docker_client(), image):
+            self._warm[instance.instance_id] = self._warmer.submit(self._start, image)
+
+    def _take_warm(self, instance_id: str) -> DockerSandbox | None:
+        future = self._warm.pop(instance_id, None)
+        if future is None:
+            return None
+        try:
+            return future.result()
+        except BenchsmithError:
+            return None  # started again the ordinary way, which reports the problem
+
+    def close(self) -> None:
+        """Remove containers started for evaluations that never came."""
+        warmed, self._warm = self._warm, {}
+        for future in warmed.values():
+            if not future.cancel() and future.exception() is None:
+                future.result().close()
 
     def _prepare(self, instance: EvalInstance, config: SandboxConfig) -> Sandbox:
         if not instance.python:

@@ -55,8 +55,11 @@ class Evaluation:
         reports: list[InstanceReport] = []
         total = len(predictions)
         with ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool:
-            futures = {pool.submit(self.evaluate_one, instances[p.instance_id], p): p
-                       for p in predictions}
+            # While the first `jobs` evaluations run, the environments of the next are warmed.
+            upcoming = [instances[p.instance_id] for p in predictions[self.options.jobs:]]
+            futures = {pool.submit(self.evaluate_one, instances[p.instance_id], p,
+                                   upcoming[i] if i < len(upcoming) else None): p
+                       for i, p in enumerate(predictions)}
             try:
                 for done, future in enumerate(as_completed(futures), start=1):
                     report = future.result()
@@ -70,6 +73,8 @@ class Evaluation:
                 close_all_sandboxes()
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
+            finally:
+                self.environments.close()
         return reports
 
     def digest(self, instance: EvalInstance, prediction: Prediction) -> str:
@@ -79,8 +84,10 @@ class Evaluation:
                                  json.dumps(instance.FAIL_TO_PASS), json.dumps(instance.PASS_TO_PASS),
                                  *instance.test, filter_patch.model_patch if filter_patch else "")
 
-    def evaluate_one(self, instance: EvalInstance, prediction: Prediction) -> InstanceReport:
-        """Reuse a finished report of the same prediction, or evaluate it and write the report."""
+    def evaluate_one(self, instance: EvalInstance, prediction: Prediction,
+                     upcoming: EvalInstance | None = None) -> InstanceReport:
+        """Reuse a finished report of the same prediction, or evaluate it and write the report
+        (`upcoming`: an instance evaluated soon, whose environment may be warmed meanwhile)."""
         directory = self.options.run_dir / prediction.model / instance.instance_id
         digest = self.digest(instance, prediction)
         previous = read_report(directory / REPORT)
@@ -92,6 +99,8 @@ class Evaluation:
         (directory / "prediction.patch").write_text(prediction.model_patch, encoding="utf-8")
         started = time.monotonic()
         try:
+            if upcoming is not None:
+                self.environments.warm(upcoming)
             with self.environments.open(instance) as env:
                 report.environment_reused, report.prepare_s = env.reused, env.prepare_s
                 self._evaluate(env.worktree, instance, prediction, report, directory)
