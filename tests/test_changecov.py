@@ -75,3 +75,23 @@ def test_keys_of_tests_and_contexts() -> None:
     assert context_matches("tests.test_x.TestA.test_b", "tests.test_x.TestA.test_b")
     assert not context_matches("test_x.TestA.test_bb", "tests.test_x.TestA.test_b")
     assert not context_matches("", "tests.test_x.TestA.test_b")
+
+
+def test_a_change_inside_a_multi_line_statement_counts_by_its_statement() -> None:
+    from benchsmith.evaluation.changecov import statement_lines
+
+    source = "SETTINGS = dict(\n    a=1,\n    # a note\n    b=2,\n)\n\n\ndef f():\n    return SETTINGS\n"
+    assert statement_lines(source) == {1: 1, 2: 1, 4: 1, 5: 1, 8: 8, 9: 9}
+    patch = "".join(line + "\n" for line in [
+        "diff --git a/pkg/core.py b/pkg/core.py", "--- a/pkg/core.py", "+++ b/pkg/core.py",
+        "@@ -1,5 +1,5 @@", " SETTINGS = dict(", "-    a=1,", "+    a=10,", "     # a note",
+        "     b=2,", " )"])
+    # coverage.py knows the assignment by its first line only
+    base = parse_coverage_json(report({1: [""], 8: [""], 9: ["t.test_old"]}))
+    tests = parse_coverage_json(report({1: ["", "t.test_new"], 8: [""], 9: ["t.test_old"]}))
+    judged = change_coverage(patch, base, base, base, base, tests, tests, None,
+                             ({"pkg/core.py": source}, {"pkg/core.py": source.replace("a=1", "a=10")}))
+    assert (judged.executable_removed, judged.executable_added) == (1, 1)
+    assert judged.value == 1.0
+    unjudged = change_coverage(patch, base, base, base, base, tests, tests)
+    assert unjudged.value is None  # line 2 alone is no statement

@@ -10,6 +10,7 @@ coverage (executed vs not).
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -85,33 +86,71 @@ def parse_coverage_json(text: str) -> CoverageData:
     return data
 
 
-def _executable(lines: Lines, baselines: list[CoverageData]) -> Lines:
-    """Changed lines that are statements of a file some baseline run imported."""
-    result: Lines = {}
+def statement_lines(source: str) -> dict[int, int]:
+    """Map each code line to the first line of the innermost statement containing it.
+
+    coverage.py reports a multi-line statement by its first line only, so a change in the
+    middle of a call or a literal is judged by the statement it belongs to. Blank and comment
+    lines are not mapped (they are never executable).
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    texts = source.splitlines()
+    spans = sorted(((node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+                    if isinstance(node, ast.stmt)), key=lambda span: span[0] - span[1])
+    mapping: dict[int, int] = {}
+    for start, end in spans:  # widest first, so inner statements win
+        for line in range(start, end + 1):
+            text = texts[line - 1].strip() if line <= len(texts) else ""
+            if text and not text.startswith("#"):
+                mapping[line] = start
+    return mapping
+
+
+def _by_statement(lines: Lines, sources: dict[str, str] | None) -> dict[str, dict[int, int]]:
+    """Each changed line with the line coverage.py knows its statement by."""
+    result: dict[str, dict[int, int]] = {}
+    for path, numbers in lines.items():
+        source = (sources or {}).get(path)
+        mapping = statement_lines(source) if source is not None else {}
+        result[path] = {n: mapping.get(n, n) for n in numbers}
+    return result
+
+
+def _executable(lines: dict[str, dict[int, int]],
+                baselines: list[CoverageData]) -> dict[str, dict[int, int]]:
+    """Changed lines whose statement is one of a file some baseline run imported."""
+    result: dict[str, dict[int, int]] = {}
     for path, numbers in lines.items():
         statements: set[int] = set()
         for data in baselines:
             if path in data.files:
                 statements |= data.files[path].statements
-        if numbers & statements:
-            result[path] = numbers & statements
+        kept = {line: stmt for line, stmt in numbers.items() if stmt in statements}
+        if kept:
+            result[path] = kept
     return result
 
 
 def change_coverage(patch: str, base_original: CoverageData, gold_original: CoverageData,
                     base_fixed: CoverageData, gold_fixed: CoverageData,
                     tests_original: CoverageData, tests_fixed: CoverageData,
-                    predicted: set[str] | None = None) -> ChangeCoverage:
+                    predicted: set[str] | None = None,
+                    sources: tuple[dict[str, str], dict[str, str]] | None = None) -> ChangeCoverage:
     """ΔC of the tests measured in `tests_*` for the gold `patch`.
 
     `base_*` are the existing tests, `gold_*` the existing tests with the gold test patch; these
     decide which changed lines are executable, so the denominator does not depend on the
     predicted tests. `predicted` are the :func:`key_of_test` of the tests the prediction added or
-    edited.
+    edited. `sources` are the changed files' texts (original, fixed), to judge each changed line
+    by its statement.
     """
     removed, added = changed_lines(patch)
-    executable_removed = _executable(removed, [base_original, gold_original])
-    executable_added = _executable(added, [base_fixed, gold_fixed])
+    original, fixed = sources or ({}, {})
+    executable_removed = _executable(_by_statement(removed, original), [base_original, gold_original])
+    executable_added = _executable(_by_statement(added, fixed), [base_fixed, gold_fixed])
     result = ChangeCoverage(
         executable_removed=sum(map(len, executable_removed.values())),
         executable_added=sum(map(len, executable_added.values())),
@@ -125,9 +164,10 @@ def change_coverage(patch: str, base_original: CoverageData, gold_original: Cove
             context_matches(c, t) for c in ran for t in wanted)
 
     result.covered_removed = sum(more(tests_original, base_original, p, n)
-                                 for p, numbers in executable_removed.items() for n in numbers)
+                                 for p, numbers in executable_removed.items()
+                                 for n in numbers.values())
     result.covered_added = sum(more(tests_fixed, base_fixed, p, n)
-                               for p, numbers in executable_added.items() for n in numbers)
+                               for p, numbers in executable_added.items() for n in numbers.values())
     total = result.executable_removed + result.executable_added
     if total:
         result.value = round((result.covered_removed + result.covered_added) / total, 4)

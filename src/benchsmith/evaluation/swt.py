@@ -56,6 +56,8 @@ class _Runner:
         self.coverage = CoverageRunner(worktree.sandbox, exclude_newer(instance))
         removed, added = changed_lines(instance.patch)
         self.include = sorted(set(removed) | set(added))
+        # The changed files as they are before and after the fix (read during the runs).
+        self.sources: tuple[dict[str, str], dict[str, str]] = ({}, {})
 
     def measure(self, state: str, tree: str) -> Measured | str:
         """Runs in test state `state` (checkpoint `tree`): on the original code, then fixed."""
@@ -66,6 +68,10 @@ class _Runner:
                 applied = self.worktree.apply(f"gold_fix_{state}", self.instance.patch)
                 if not applied.applied:
                     return f"the gold patch does not apply with the {state} tests: {applied.error}"
+            texts = self.sources[code == "fixed"]
+            for path in self.include:
+                if path not in texts and (text := self.worktree.read(path)) is not None:
+                    texts[path] = text
             results.append(self._run(f"{state}@{code}"))
         (before, cov_before), (after, cov_after) = results
         return before, after, cov_before, cov_after
@@ -148,10 +154,10 @@ def evaluate_tests(worktree: Worktree, instance: EvalInstance, prediction: Predi
         grade_tests(gold_outcome, with_gold[0], with_gold[1], baseline, gold_changed)
         outcome.coverage = change_coverage(instance.patch, base[2], with_gold[2], base[3],
                                            with_gold[3], tests[2], tests[3],
-                                           _ids(outcome.new_tests))
+                                           _ids(outcome.new_tests), runner.sources)
         outcome.gold_coverage = change_coverage(instance.patch, base[2], with_gold[2], base[3],
                                                 with_gold[3], with_gold[2], with_gold[3],
-                                                _ids(gold_outcome.new_tests))
+                                                _ids(gold_outcome.new_tests), runner.sources)
     if runner.coverage.error:  # coverage is then missing or incomplete; the report says why
         report.logs["coverage_error"] = runner.coverage.error
 
