@@ -11,8 +11,8 @@ import shlex
 from pydantic import BaseModel, Field
 
 from benchsmith.core import BenchsmithError, ExecResult, Sandbox
+from benchsmith.mining.harness import PATCH_DIR
 
-PATCH_DIR = "../benchsmith-patches"
 METHODS = ("git apply", "git apply --3way", "patch --fuzz")
 _CHECKPOINT = "git add -A && git write-tree"
 _COMMANDS = {

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchsmith.core import BenchsmithError, Sandbox
-from benchsmith.evaluation.apply import PATCH_DIR, Worktree
+from benchsmith.evaluation.apply import Worktree
 from benchsmith.evaluation.inputs import EvalInstance
-from benchsmith.mining.harness import prepare_sandbox
+from benchsmith.mining.harness import PATCH_DIR, prepare_sandbox
 from benchsmith.sandbox.config import LocalSandboxConfig, SandboxConfig
 from benchsmith.sandbox.docker_config import DockerSandboxConfig
 from benchsmith.setup.batch import resolve_source

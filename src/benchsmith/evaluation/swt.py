@@ -25,18 +25,16 @@ from benchsmith.evaluation.environment import exclude_newer
 from benchsmith.evaluation.inputs import EvalInstance, Prediction
 from benchsmith.evaluation.models import InstanceReport, TestOutcome
 from benchsmith.evaluation.testrun import TestRun, run_tests
+from benchsmith.mining import verify
 from benchsmith.mining.harness import runnable_test_files, test_command
-from benchsmith.mining.verify import recorded_test
 
 Measured = tuple[TestRun, TestRun, CoverageData, CoverageData]  # original, fixed
 
 
 def recorded_plan(instance: EvalInstance) -> Plan:
     """The instance's recorded test command as a plan, to run it on other test files."""
-    env, args = recorded_test(instance.test)
-    return Plan(python=instance.python or "3", exclude_newer=exclude_newer(instance),
-                runner="unittest" if instance.test_runner == "unittest" else "pytest",
-                test_args=args, env=env)
+    return verify.recorded_plan(instance.test, instance.python or "3", exclude_newer(instance),
+                                instance.test_runner)
 
 
 def existing_files(worktree: Worktree, files: list[str]) -> list[str]:

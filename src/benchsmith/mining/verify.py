@@ -35,10 +35,8 @@ def verify_instance(instance: TaskInstance, source: str, sandbox_config: Sandbox
     except BenchsmithError as exc:
         return Verdict(instance_id=instance.instance_id, ok=False, reason=str(exc))
     try:
-        env, args = recorded_test(instance.test)
-        plan = Plan(python=instance.python, exclude_newer=instance.exclude_newer,
-                    runner="unittest" if instance.runner == "unittest" else "pytest",
-                    test_args=args, env=env)
+        plan = recorded_plan(instance.test, instance.python, instance.exclude_newer,
+                             instance.runner)
         behaviour = run_instance_tests(sandbox, plan, instance.patch, instance.test_patch, runs=1,
                                        timeout=timeout_s)
     except BenchsmithError as exc:
@@ -49,6 +47,13 @@ def verify_instance(instance: TaskInstance, source: str, sandbox_config: Sandbox
     reason = behaviour.error or (f"not FAIL_TO_PASS any more: {', '.join(missing[:5])}" if missing else "")
     return Verdict(instance_id=instance.instance_id, ok=not reason, reason=reason,
                    duration_s=round(time.monotonic() - started, 2))
+
+
+def recorded_plan(test: list[str], python: str, exclude_newer: str, runner: str) -> Plan:
+    """The recorded test command as a plan, to run it on other test files."""
+    env, args = recorded_test(test)
+    return Plan(python=python, exclude_newer=exclude_newer,
+                runner="unittest" if runner == "unittest" else "pytest", test_args=args, env=env)
 
 
 def recorded_test(test: list[str]) -> tuple[dict[str, str], list[str]]:
