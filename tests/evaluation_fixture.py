@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.evaluation.environment import Environments
-from benchsmith.evaluation.inputs import EvalInstance, Prediction
 from benchsmith.evaluation.run import EvalOptions, Evaluation
+from benchsmith.instance import Prediction, TaskInstance
 from benchsmith.sandbox import LocalSandboxConfig
 
 from .conftest import PIN_DATE
@@ -59,7 +59,7 @@ def working_diff(repo: Path, files: dict[str, str]) -> str:
     return patch
 
 
-def build_instances(make_repo: Any) -> tuple[Path, dict[str, EvalInstance]]:
+def build_instances(make_repo: Any) -> tuple[Path, dict[str, TaskInstance]]:
     """(repository path, instances): fixture__calc-1 (parse keeps spaces), -2 (total and None)."""
     repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE,
                               TEST_FILE: TESTS})
@@ -70,13 +70,13 @@ def build_instances(make_repo: Any) -> tuple[Path, dict[str, EvalInstance]]:
               "install": ["uv pip install -e '.[test]'"],
               "test": [f"python -m pytest -rA -p no:cacheprovider {TEST_FILE}"]}
     instances = {
-        "fixture__calc-1": EvalInstance(
+        "fixture__calc-1": TaskInstance(
             instance_id="fixture__calc-1", **common,
             patch=working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
             test_patch=working_diff(repo.path, {TEST_FILE: PARSE_TEST}),
             FAIL_TO_PASS=[f"{TEST_FILE}::test_spaces"],
             PASS_TO_PASS=[f"{TEST_FILE}::test_plain", f"{TEST_FILE}::test_total"]),
-        "fixture__calc-2": EvalInstance(
+        "fixture__calc-2": TaskInstance(
             instance_id="fixture__calc-2", **common,
             patch=working_diff(repo.path, {CODE_FILE: TOTAL_FIXED}),
             test_patch=working_diff(repo.path, {TEST_FILE: TOTAL_TEST}),
@@ -86,7 +86,7 @@ def build_instances(make_repo: Any) -> tuple[Path, dict[str, EvalInstance]]:
     return repo.path, instances
 
 
-def write_instances(path: Path, instances: dict[str, EvalInstance]) -> Path:
+def write_instances(path: Path, instances: dict[str, TaskInstance]) -> Path:
     """The instances as SWE-bench JSONL (lists JSON-encoded, as SWE-bench stores them)."""
     lines = []
     for instance in instances.values():

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.setup.batch import load_finished, read_list
+from benchsmith.harness.jsonl import load_finished
+from benchsmith.setup.batch import read_list
 
 from .conftest import PIN_DATE
 from .test_setup_engine import CALC, CALC_TESTS, PYPROJECT_TEST_EXTRA

@@ -137,8 +137,10 @@ def test_a_repository_exhausting_memory_fails_alone(make_repo, tmp_path: Path) -
 def test_instances_of_one_repository_share_the_environment_layers(make_repo, tmp_path: Path) -> None:
     import docker
 
-    from benchsmith.setup.checkout import materialize, resolve
-    from benchsmith.setup.images import build_instance_image, validate_image
+    from benchsmith.harness.checkout import materialize, resolve
+    from benchsmith.harness.render import render_reinstall
+    from benchsmith.sandbox.docker.images import build_instance_image, start_from_image
+    from benchsmith.setup.rebuild import validate_in
 
     repo = make_repo("layers", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
                                 "tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"})
@@ -148,9 +150,11 @@ def test_instances_of_one_repository_share_the_environment_layers(make_repo, tmp
         str(repo.path), on_date="2023-05-10")
     assert record.status == "validated" and record.image
     checkout = materialize(resolve(str(repo.path), rev=later), tmp_path / "later", portable=True)
-    instance = build_instance_image(record.image, record, later, checkout)
+    instance = build_instance_image(record.image, record.repo, later, checkout,
+                                    render_reinstall(record.plan))
     assert instance == f"benchsmith/inst.layers:{later[:12]}"
-    ok, rate, count = validate_image(instance, record, 0.95)
+    with start_from_image(instance) as sandbox:
+        ok, rate, count = validate_in(sandbox, record, 0.95)
     assert (ok, rate, count) == (True, 1.0, 2)  # the later commit's extra test ran
     client = docker.from_env()
     env_layers = client.images.get(record.image).attrs["RootFS"]["Layers"]

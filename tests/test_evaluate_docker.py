@@ -16,8 +16,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
 
 def test_fix_and_test_mode_in_containers_reuse_the_instance_image(make_repo, tmp_path: Path) -> None:
-    from benchsmith.sandbox.docker_base import docker_client
-    from benchsmith.setup.images import instance_image_name
+    from benchsmith.sandbox.docker.base import docker_client
+    from benchsmith.sandbox.store import instance_name as instance_image_name
 
     repo, instances = build_instances(make_repo)
     calc1 = instances["fixture__calc-1"]

@@ -75,7 +75,7 @@ def test_fuzzy_and_already_applied_patches(make_repo, tmp_path: Path) -> None:
 
 
 def test_already_applied_patch_is_detected(make_repo, tmp_path: Path) -> None:
-    from benchsmith.evaluation.apply import Worktree
+    from benchsmith.harness.worktree import Worktree
     from benchsmith.sandbox import LocalSandboxConfig, make_sandbox
 
     repo, instances = build_instances(make_repo)

@@ -9,12 +9,13 @@ import pytest
 
 from benchsmith.core import BenchsmithError
 from benchsmith.evaluation.fix import grade
-from benchsmith.evaluation.inputs import EvalInstance, Prediction, load_instances, load_predictions
+from benchsmith.evaluation.inputs import load_instances, load_predictions
 from benchsmith.evaluation.models import FixOutcome, TestOutcome
 from benchsmith.evaluation.swt import grade_tests
-from benchsmith.evaluation.testrun import TestRun, infrastructure_problem
+from benchsmith.harness.testrun import TestRun, infrastructure_problem
+from benchsmith.instance import Prediction, TaskInstance
 
-INSTANCE = EvalInstance(instance_id="o__r-1", repo="o/r", base_commit="abc", test=["pytest"],
+INSTANCE = TaskInstance(instance_id="o__r-1", repo="o/r", base_commit="abc", test=["pytest"],
                         FAIL_TO_PASS='["t::f2p_a", "t::f2p_b"]', PASS_TO_PASS=["t::p2p"])
 
 

@@ -12,7 +12,6 @@ import pytest
 
 from benchsmith.core import BenchsmithError
 from benchsmith.mining.closing import resolved_issues
-from benchsmith.mining.fake_github import FakeGitHub, FakeRepo
 from benchsmith.mining.github_client import (
     DIFF,
     GitHubAuthError,
@@ -23,6 +22,7 @@ from benchsmith.mining.github_client import (
     tokens_from_env,
 )
 from benchsmith.mining.github_miner import mine_github
+from benchsmith.testing.fake_github import FakeGitHub, FakeRepo
 
 REPO = "acme/widgets"
 RESET = 1_700_000_100

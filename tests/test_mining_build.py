@@ -38,7 +38,7 @@ def bug_and_fix(make_repo):
 
 
 def pr_from(repo, number: int, base: str, merged: str, **fields) -> PullRequest:
-    from benchsmith.mining.patches import split_patch
+    from benchsmith.harness.patches import split_patch
 
     patch, test_patch = split_patch(diff(repo.path, base, merged))
     return PullRequest(repo="fixture/calc", number=number, base_commit=base, merge_commit=merged,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchsmith.mining.patches import is_test_path, split_patch, touched_files
+from benchsmith.harness.patches import is_test_path, split_patch, touched_files
 
 
 @pytest.mark.parametrize(

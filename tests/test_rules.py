@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core import BenchsmithError, ExecResult, Plan
+from benchsmith.harness.render import render
 from benchsmith.setup.commands import (
     clean_pytest_args,
     pytest_args_from_command,
@@ -15,7 +16,6 @@ from benchsmith.setup.commands import (
 )
 from benchsmith.setup.context_model import Hint, RepoContext
 from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
-from benchsmith.setup.plan import render
 from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import choose_python
 from benchsmith.setup.refdb import ReferenceDB

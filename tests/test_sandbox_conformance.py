@@ -17,9 +17,9 @@ import pytest
 
 from benchsmith.core import BenchsmithError, Sandbox
 from benchsmith.sandbox.config import LocalSandboxConfig
-from benchsmith.sandbox.docker import DockerSandbox
-from benchsmith.sandbox.docker_base import docker_client
-from benchsmith.sandbox.docker_config import DockerSandboxConfig
+from benchsmith.sandbox.docker.base import docker_client
+from benchsmith.sandbox.docker.config import DockerSandboxConfig
+from benchsmith.sandbox.docker.sandbox import DockerSandbox
 from benchsmith.sandbox.local import LocalSandbox
 
 BACKENDS = [

@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 
 from benchsmith.core import BenchsmithError, ExecResult
-from benchsmith.sandbox import docker_rootfs
-from benchsmith.sandbox.docker import UV_CACHE_VOLUME, DockerSandbox, clean_leftovers
-from benchsmith.sandbox.docker_base import (
+from benchsmith.sandbox.docker import rootfs as docker_rootfs
+from benchsmith.sandbox.docker.base import (
     BASE_LAYOUT,
     base_image_name,
     docker_client,
     ensure_base_image,
 )
-from benchsmith.sandbox.docker_config import DockerSandboxConfig
-from benchsmith.sandbox.docker_rootfs import ROOTFS_IMAGE
+from benchsmith.sandbox.docker.config import DockerSandboxConfig
+from benchsmith.sandbox.docker.rootfs import ROOTFS_IMAGE
+from benchsmith.sandbox.docker.sandbox import UV_CACHE_VOLUME, DockerSandbox, clean_leftovers
 
 
 @pytest.fixture

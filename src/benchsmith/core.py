@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 
 class BenchsmithError(Exception):
@@ -47,6 +47,29 @@ class TestStatus(str, Enum):
     XPASS = "XPASS"
 
 
+# Statuses that count as a pass wherever tests are graded (setup validation, mining, evaluation).
+PASSING: frozenset[TestStatus] = frozenset({TestStatus.PASSED, TestStatus.XFAIL, TestStatus.XPASS})
+FAILING: frozenset[TestStatus] = frozenset({TestStatus.FAILED, TestStatus.ERROR})
+
+
+def output_tail(output: str, lines: int = 1, width: int = 200) -> str:
+    """The last `lines` non-blank lines of `output` (each cut to `width`), or "no output"."""
+    kept = [line[:width] for line in output.strip().splitlines() if line.strip()][-lines:]
+    return "\n".join(kept) if kept else "no output"
+
+
+class CommandRun(BaseModel):
+    """One command as a record keeps it: what ran, its exit status and time, the output's end."""
+
+    command: str
+    returncode: int
+    duration_s: float = 0.0
+    timed_out: bool = False
+    phase: Literal["setup", "install", "test"] | None = None
+    tests: int | None = None  # per-test results parsed from its output, for test commands
+    log_tail: str = ""
+
+
 class TestResult(BaseModel):
     """One test and its status."""
 
@@ -57,13 +80,28 @@ class TestResult(BaseModel):
 
 
 ErrorCategory = Literal["python", "installation", "testing", "undecidable"]
+# What a diagnosis found; repair rules are keyed by it (setup/repair.py::RULES).
+DiagnosisKind = Literal[
+    "build_dependency_missing", "dependency_build_failed", "direct_url_unreachable",
+    "install_failed", "killed", "missing_modules", "missing_path", "missing_plugins",
+    "missing_requirement_file", "network", "no_pep660", "no_tests", "not_in_registry",
+    "project_build_failed", "project_not_importable", "pytest_internal_error",
+    "python_incompatible", "python_unavailable", "removed_api", "syntax_error_in_dependency",
+    "system_packages", "tests_failing", "timeout", "unknown_options", "unsatisfiable",
+    "warnings_as_errors",
+]
+_KIND_ALIASES = {"system_package": "system_packages"}  # written by benchsmith 0.1.0 records
+
+
+def _kind_alias(value: Any) -> Any:
+    return _KIND_ALIASES.get(value, value) if isinstance(value, str) else value
 
 
 class Diagnosis(BaseModel):
     """What went wrong in an attempt, in the paper's four categories, with evidence."""
 
     category: ErrorCategory
-    kind: str  # a short name of the rule that matched, e.g. "missing_modules"
+    kind: Annotated[DiagnosisKind, BeforeValidator(_kind_alias)]
     reason: str
     evidence: str = ""
     # Machine-readable facts a repairer may act on (e.g. {"modules": ["yaml"]}).
@@ -74,7 +112,7 @@ class Diagnosis(BaseModel):
 class Plan(BaseModel):
     """How to install and test a repository: the structure planners and repairers edit.
 
-    :func:`benchsmith.setup.plan.render` turns it into shell commands.
+    :func:`benchsmith.harness.render.render` turns it into shell commands (once, there).
     """
 
     python: str
@@ -99,6 +137,16 @@ class Plan(BaseModel):
         default_factory=dict, description="plan item -> files it was derived from"
     )
     notes: list[str] = Field(default_factory=list)
+
+
+class Provenance(BaseModel):
+    """How a record was produced: benchsmith's version, the backend and its configuration, the
+    knobs that decide a verdict (timeouts, thresholds). Every record we write carries one."""
+
+    benchsmith_version: str
+    backend: str
+    sandbox: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)
 
 
 @runtime_checkable
@@ -134,6 +182,10 @@ class Sandbox(Protocol):
 
     def close(self) -> None:
         """Remove everything the sandbox created. Safe to call twice."""
+
+    def snapshot(self, name: str, labels: dict[str, str]) -> str:
+        """Save the sandbox's current state as a reusable environment `name` and return it;
+        raises BenchsmithError where the backend cannot (see the config's `snapshots`)."""
 
 
 class LogParser(Protocol):

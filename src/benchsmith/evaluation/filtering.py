@@ -5,33 +5,35 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchsmith.evaluation.apply import Worktree
-from benchsmith.evaluation.inputs import EvalInstance, Prediction
+from benchsmith.evaluation.apply import apply_prediction
 from benchsmith.evaluation.models import FilterOutcome, InstanceReport, TestOutcome
-from benchsmith.evaluation.swt import existing_files, grade_tests, recorded_plan, touched_tests
-from benchsmith.evaluation.testrun import TestRun, run_tests
-from benchsmith.mining.harness import runnable_test_files, test_command
+from benchsmith.evaluation.swt import existing_files, grade_tests, touched_tests
+from benchsmith.harness.patches import runnable_test_files
+from benchsmith.harness.render import instance_spec, render_spec
+from benchsmith.harness.testrun import TestRun, run_tests
+from benchsmith.harness.worktree import Worktree
+from benchsmith.instance import Prediction, TaskInstance
 
 
-def evaluate_filter(worktree: Worktree, instance: EvalInstance, fix: Prediction, tests: Prediction,
+def evaluate_filter(worktree: Worktree, instance: TaskInstance, fix: Prediction, tests: Prediction,
                     report: InstanceReport, timeout: float, directory: Path) -> None:
     """Set ``report.filter``: would the model's tests keep the model's fix?"""
     outcome = report.filter = FilterOutcome()
-    applied = worktree.apply("filter_tests", tests.model_patch, custom=True)
+    applied = apply_prediction(worktree, "filter_tests", tests.model_patch, custom=True)
     outcome.test_patch_applied = applied.applied
     diff = applied.unified_diff or tests.model_patch
     files = runnable_test_files(diff)
     if not applied.applied or not files:
         return
     changed = touched_tests(diff, worktree)
-    plan = recorded_plan(instance)
+    spec = instance_spec(instance)
     tests_tree = worktree.checkpoint()
 
     def run(name: str) -> TestRun:
         present = existing_files(worktree, files)
         if not present:
             return TestRun()
-        return run_tests(worktree.sandbox, [test_command(plan, present)], plan.runner, timeout,
+        return run_tests(worktree.sandbox, [render_spec(spec, present)], spec.runner, timeout,
                          directory / f"filter-{name}.txt")
 
     worktree.reset()

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchsmith.evaluation.apply import Worktree
-from benchsmith.evaluation.inputs import EvalInstance, Prediction
 from benchsmith.evaluation.models import FixOutcome, InstanceReport, TestsStatus
-from benchsmith.evaluation.testrun import TestRun, run_tests
-from benchsmith.mining.patches import touched_files
+from benchsmith.harness.patches import touched_files
+from benchsmith.harness.testrun import TestRun, run_tests
+from benchsmith.harness.worktree import Worktree
+from benchsmith.instance import Prediction, TaskInstance
 
 
-def evaluate_fix(worktree: Worktree, instance: EvalInstance, prediction: Prediction,
+def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Prediction,
                  report: InstanceReport, timeout: float, log_dir: Path) -> None:
     """Fill `report` for a predicted fix, as SWE-bench grades it."""
     report.apply = worktree.apply("model", prediction.model_patch)
@@ -40,7 +40,7 @@ def evaluate_fix(worktree: Worktree, instance: EvalInstance, prediction: Predict
     report.resolved = outcome.resolution == "FULL"
 
 
-def grade(outcome: FixOutcome, instance: EvalInstance, run: TestRun) -> None:
+def grade(outcome: FixOutcome, instance: TaskInstance, run: TestRun) -> None:
     """SWE-bench's rule: FULL when every FAIL_TO_PASS and PASS_TO_PASS test passes."""
     for key, tests in (("FAIL_TO_PASS", instance.FAIL_TO_PASS),
                        ("PASS_TO_PASS", instance.PASS_TO_PASS)):

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from benchsmith.evaluation.apply import ApplyResult
-from benchsmith.evaluation.testrun import TestRun
+from benchsmith.harness.testrun import TestRun
+from benchsmith.harness.worktree import ApplyResult
 
 Mode = Literal["fix", "test"]
 

@@ -19,10 +19,10 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from benchsmith.core import BenchsmithError
-from benchsmith.evaluation.apply import Worktree
 from benchsmith.evaluation.environment import Environments
-from benchsmith.evaluation.inputs import EvalInstance, Prediction
 from benchsmith.evaluation.models import InstanceReport, Mode
+from benchsmith.harness.worktree import Worktree
+from benchsmith.instance import Prediction, TaskInstance
 from benchsmith.sandbox.config import close_all_sandboxes
 
 REPORT = "report.json"
@@ -49,7 +49,7 @@ class Evaluation:
         self.progress = progress or (lambda message: None)
         self._cancelled = threading.Event()
 
-    def run(self, instances: dict[str, EvalInstance], predictions: list[Prediction]) -> list[InstanceReport]:
+    def run(self, instances: dict[str, TaskInstance], predictions: list[Prediction]) -> list[InstanceReport]:
         """Evaluate every prediction (in parallel with `jobs`); return their reports."""
         self.options.run_dir.mkdir(parents=True, exist_ok=True)
         reports: list[InstanceReport] = []
@@ -77,15 +77,15 @@ class Evaluation:
                 self.environments.close()
         return reports
 
-    def digest(self, instance: EvalInstance, prediction: Prediction) -> str:
+    def digest(self, instance: TaskInstance, prediction: Prediction) -> str:
         """Fingerprint of everything that decides this prediction's result."""
         filter_patch = self.test_predictions.get(instance.instance_id)
         return prediction.digest(self.options.mode, instance.patch, instance.test_patch,
                                  json.dumps(instance.FAIL_TO_PASS), json.dumps(instance.PASS_TO_PASS),
                                  *instance.test, filter_patch.model_patch if filter_patch else "")
 
-    def evaluate_one(self, instance: EvalInstance, prediction: Prediction,
-                     upcoming: EvalInstance | None = None) -> InstanceReport:
+    def evaluate_one(self, instance: TaskInstance, prediction: Prediction,
+                     upcoming: TaskInstance | None = None) -> InstanceReport:
         """Reuse a finished report of the same prediction, or evaluate it and write the report
         (`upcoming`: an instance evaluated soon, whose environment may be warmed meanwhile)."""
         directory = self.options.run_dir / prediction.model / instance.instance_id
@@ -121,7 +121,7 @@ class Evaluation:
         write_report(directory / REPORT, report)
         return report
 
-    def _evaluate(self, worktree: Worktree, instance: EvalInstance, prediction: Prediction,
+    def _evaluate(self, worktree: Worktree, instance: TaskInstance, prediction: Prediction,
                   report: InstanceReport, directory: Path) -> None:
         timeout = self.options.timeout_s
         if self.options.mode == "fix":

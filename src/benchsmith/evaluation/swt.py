@@ -12,8 +12,7 @@ import ast
 import shlex
 from pathlib import Path
 
-from benchsmith.core import Plan
-from benchsmith.evaluation.apply import Worktree
+from benchsmith.evaluation.apply import apply_prediction
 from benchsmith.evaluation.changecov import (
     CoverageData,
     change_coverage,
@@ -22,19 +21,14 @@ from benchsmith.evaluation.changecov import (
 )
 from benchsmith.evaluation.covrun import CoverageRunner
 from benchsmith.evaluation.environment import exclude_newer
-from benchsmith.evaluation.inputs import EvalInstance, Prediction
 from benchsmith.evaluation.models import InstanceReport, TestOutcome
-from benchsmith.evaluation.testrun import TestRun, run_tests
-from benchsmith.mining import verify
-from benchsmith.mining.harness import runnable_test_files, test_command
+from benchsmith.harness.patches import runnable_test_files
+from benchsmith.harness.render import instance_spec, render_spec
+from benchsmith.harness.testrun import TestRun, run_tests
+from benchsmith.harness.worktree import Worktree
+from benchsmith.instance import Prediction, TaskInstance
 
 Measured = tuple[TestRun, TestRun, CoverageData, CoverageData]  # original, fixed
-
-
-def recorded_plan(instance: EvalInstance) -> Plan:
-    """The instance's recorded test command as a plan, to run it on other test files."""
-    return verify.recorded_plan(instance.test, instance.python or "3", exclude_newer(instance),
-                                instance.test_runner)
 
 
 def existing_files(worktree: Worktree, files: list[str]) -> list[str]:
@@ -46,11 +40,11 @@ def existing_files(worktree: Worktree, files: list[str]) -> list[str]:
 class _Runner:
     """Runs the chosen test modules in one test state, before and after the gold fix."""
 
-    def __init__(self, worktree: Worktree, instance: EvalInstance, files: list[str],
+    def __init__(self, worktree: Worktree, instance: TaskInstance, files: list[str],
                  timeout: float, directory: Path) -> None:
         self.worktree, self.instance, self.files = worktree, instance, files
         self.timeout, self.directory = timeout, directory
-        self.plan = recorded_plan(instance)
+        self.spec = instance_spec(instance)
         self.coverage = CoverageRunner(worktree.sandbox, exclude_newer(instance))
         removed, added = changed_lines(instance.patch)
         self.include = sorted(set(removed) | set(added))
@@ -78,20 +72,20 @@ class _Runner:
         present = existing_files(self.worktree, self.files)
         if not present:
             return TestRun(), CoverageData()
-        command = test_command(self.plan, present)
+        command = render_spec(self.spec, present)
         if self.coverage.available and self.include:
             command = self.coverage.wrap(command, name.replace("@", "-"), self.include)
-        run = run_tests(self.worktree.sandbox, [command], self.plan.runner, self.timeout,
+        run = run_tests(self.worktree.sandbox, [command], self.spec.runner, self.timeout,
                         self.directory / f"{name.replace('@', '-')}.txt")
         data = (self.coverage.collect(name.replace("@", "-"))
                 if self.coverage.available and self.include else CoverageData())
         return run, data
 
 
-def evaluate_tests(worktree: Worktree, instance: EvalInstance, prediction: Prediction,
+def evaluate_tests(worktree: Worktree, instance: TaskInstance, prediction: Prediction,
                    report: InstanceReport, timeout: float, directory: Path) -> None:
     """Fill `report` with SWT-bench's metrics for a predicted test patch."""
-    report.apply = worktree.apply("model_tests", prediction.model_patch, custom=True)
+    report.apply = apply_prediction(worktree, "model_tests", prediction.model_patch, custom=True)
     if not report.apply.applied:
         report.error = f"the predicted tests do not apply: {report.apply.error}"
         return

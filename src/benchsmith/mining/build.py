@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import time
@@ -11,61 +10,19 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from benchsmith.core import BenchsmithError, Plan, Sandbox
-from benchsmith.mining.harness import Behaviour, prepare_sandbox, run_instance_tests
-from benchsmith.mining.models import PullRequest
-from benchsmith.setup.batch import JsonlWriter
-from benchsmith.setup.checkout import Checkout, git, materialize, resolve
+from benchsmith.harness.behaviour import Behaviour, run_instance_tests
+from benchsmith.harness.checkout import Checkout, git, materialize, resolve
+from benchsmith.harness.jsonl import JsonlWriter, records_by_key
+from benchsmith.harness.prepare import prepare_sandbox
+from benchsmith.harness.render import render_install, render_reinstall, render_spec, test_spec
+from benchsmith.instance import TaskInstance
+from benchsmith.mining.models import Outcome, PullRequest
 from benchsmith.setup.engine import SetupEngine
-from benchsmith.setup.plan import render_install
 from benchsmith.setup.record import SetupRecord
 
 DEPENDENCY_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "Pipfile",
                     "requirements*.txt", "requirements", "*requirements*.txt")
-
-
-class TaskInstance(BaseModel):
-    """A SWE-bench task instance (its field names and encodings) plus benchsmith's own fields."""
-
-    instance_id: str
-    repo: str
-    base_commit: str
-    patch: str
-    test_patch: str
-    problem_statement: str
-    hints_text: str
-    created_at: str
-    version: str
-    FAIL_TO_PASS: str  # JSON-encoded list, as SWE-bench stores it
-    PASS_TO_PASS: str
-    environment_setup_commit: str
-    # benchsmith's fields
-    install: list[str]
-    test: list[str]
-    test_files: list[str]
-    python: str
-    exclude_newer: str
-    runner: str
-    image: str | None = None
-    flaky: list[str] = Field(default_factory=list)
-    FAIL_TO_FAIL: list[str] = Field(default_factory=list)
-    PASS_TO_FAIL: list[str] = Field(default_factory=list)
-    issue_numbers: list[int] = Field(default_factory=list)
-    problem_source: str = "issue"
-    instance_s: float = 0.0  # marginal time of this instance (environment known)
-    tests_s: float = 0.0  # of which: test runs
-
-
-class Outcome(BaseModel):
-    """What happened to one pull request (one line of the build log)."""
-
-    instance_id: str
-    repo: str
-    stage: str  # "setup_failed", "no_fail_to_pass", "error", "valid", "limit"
-    reason: str = ""
-    setup_reused: bool = False
 
 
 def instance_id(repo: str, number: int) -> str:
@@ -141,7 +98,7 @@ class InstanceBuilder:
                         outcome, instance = Outcome(instance_id=instance_id(repo, pr.number),
                                                     repo=repo, stage="error", reason=str(exc)), None
                     if instance is not None:
-                        instances.write(instance)
+                        instances.write(instance.to_record())
                         valid_so_far[repo] += 1
                     outcomes.write(outcome)
                     written.append(outcome)
@@ -186,7 +143,8 @@ class InstanceBuilder:
         plan = environment.plan.model_copy(update={"exclude_newer": checkout.exclude_newer})
         try:
             sandbox = self._prepare(environment, plan, checkout)
-            behaviour = run_instance_tests(sandbox, plan, pr.patch, pr.test_patch, runs=self.runs,
+            behaviour = run_instance_tests(sandbox, test_spec(plan, []), pr.patch, pr.test_patch,
+                                           runs=self.runs,
                                            timeout=self.engine.options.test_timeout_s,
                                            progress=self.progress)
         except BenchsmithError as exc:
@@ -215,9 +173,9 @@ class InstanceBuilder:
             sandbox = environment.sandbox
             reset = sandbox.exec(f"git checkout -f -q {checkout.commit} && git clean -fdq", timeout=300)
             same = environment.sandbox_commit == checkout.commit
-            if reset.ok and (same or not plan.install_project or sandbox.exec(
-                    "uv pip install --no-deps --reinstall " + ("-e ." if plan.editable else "."),
-                    env={"UV_EXCLUDE_NEWER": plan.exclude_newer}, timeout=900).ok):
+            reinstall = render_reinstall(plan)
+            if reset.ok and (same or reinstall is None or sandbox.exec(
+                    reinstall, env={"UV_EXCLUDE_NEWER": plan.exclude_newer}, timeout=900).ok):
                 environment.sandbox_commit = checkout.commit
                 return sandbox
             environment.close()
@@ -229,29 +187,28 @@ class InstanceBuilder:
 
     def _instance_image(self, record: SetupRecord, checkout: Checkout) -> str:
         """The per-instance image: the base commit's checkout on top of the environment image."""
-        from benchsmith.setup.images import build_instance_image
+        from benchsmith.sandbox.docker.images import build_instance_image
 
         assert record.image is not None
         workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
         try:
             repo_dir = materialize(checkout, workspace / "repo", portable=True)
-            return build_instance_image(record.image, record, checkout.commit, repo_dir)
+            return build_instance_image(record.image, record.repo, checkout.commit, repo_dir,
+                                        render_reinstall(record.plan))
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
 
     def _instance(self, pr: PullRequest, checkout: Checkout, plan: Plan,
                   environment: _Environment, behaviour: Behaviour) -> TaskInstance:
-        from benchsmith.mining.harness import test_command
-
+        spec = test_spec(plan, behaviour.test_files)
         return TaskInstance(
             instance_id=instance_id(pr.repo, pr.number), repo=pr.repo, base_commit=pr.base_commit,
             patch=pr.patch, test_patch=pr.test_patch, problem_statement=pr.problem_statement,
             hints_text=pr.hints_text, created_at=pr.created_at, version=_version(checkout),
-            FAIL_TO_PASS=json.dumps(behaviour.FAIL_TO_PASS),
-            PASS_TO_PASS=json.dumps(behaviour.PASS_TO_PASS),
+            FAIL_TO_PASS=behaviour.FAIL_TO_PASS, PASS_TO_PASS=behaviour.PASS_TO_PASS,
             environment_setup_commit=environment.setup_commit,
             install=render_install(plan, apt=self.engine.apt),
-            test=[test_command(plan, behaviour.test_files)], test_files=behaviour.test_files,
+            test=[render_spec(spec)], test_spec=spec, test_files=behaviour.test_files,
             python=plan.python, exclude_newer=plan.exclude_newer, runner=plan.runner,
             flaky=behaviour.flaky, FAIL_TO_FAIL=behaviour.FAIL_TO_FAIL,
             PASS_TO_FAIL=behaviour.PASS_TO_FAIL, issue_numbers=pr.issue_numbers,
@@ -272,13 +229,9 @@ def _same_dependencies(checkout: Checkout, previous: str) -> bool:
 
 
 def _done(log: Path) -> dict[str, dict[str, object]]:
-    from benchsmith.setup.batch import load_finished
+    return records_by_key(log, "instance_id")
 
-    load_finished(log)  # cuts a half-written last line left by a kill
-    done: dict[str, dict[str, object]] = {}
-    if log.exists():
-        for line in log.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
-                done[record["instance_id"]] = record
-    return done
+
+def read_outcomes(log: Path) -> list[Outcome]:
+    """The build log's outcomes, one per PR (the last line of a PR wins)."""
+    return [Outcome.model_validate(record) for record in records_by_key(log, "instance_id").values()]

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchsmith.mining.models import PullRequest
+from benchsmith.mining.models import Outcome, PullRequest
 
 REPO_STAGES = ("projects", "repo found", "permissive licence", "has valid PR", "setup succeeds")
 PR_STAGES = ("valid PRs", "setup succeeds", "valid instances")
@@ -36,7 +36,7 @@ class Funnel(BaseModel):
     rows: list[FunnelRow]
 
 
-def build_funnel(prs: list[PullRequest], outcomes: list[dict[str, Any]],
+def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
                  candidates: dict[str, Any] | None = None, mined_repos: list[str] | None = None) -> Funnel:
     """Count each stage from the mined PRs, the build log and (optionally) the candidates report."""
     rows: dict[str, FunnelRow] = {}
@@ -46,8 +46,8 @@ def build_funnel(prs: list[PullRequest], outcomes: list[dict[str, Any]],
         rows.setdefault(pr.repo, FunnelRow(repo=pr.repo)).valid_prs += 1
     reasons: dict[str, Counter[str]] = defaultdict(Counter)
     for outcome in outcomes:
-        row = rows.setdefault(str(outcome["repo"]), FunnelRow(repo=str(outcome["repo"])))
-        stage = str(outcome.get("stage"))
+        row = rows.setdefault(outcome.repo, FunnelRow(repo=outcome.repo))
+        stage = outcome.stage
         if stage != "setup_failed":
             row.setup_ok += 1
         if stage == "valid":

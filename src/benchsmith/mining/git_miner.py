@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Literal
 
 from benchsmith.core import BenchsmithError
+from benchsmith.harness.checkout import git, resolve
+from benchsmith.harness.patches import file_diffs, split_patch
 from benchsmith.mining.models import PullRequest
-from benchsmith.mining.patches import file_diffs, split_patch
 from benchsmith.sandbox.tools import git_binary
-from benchsmith.setup.checkout import git, resolve
 
 _MERGE_SUBJECT = re.compile(r"^Merge pull request #(\d+) from ")
 _SQUASH_SUBJECT = re.compile(r"\(#(\d+)\)\s*$")

@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from benchsmith.core import BenchsmithError
+from benchsmith.harness.patches import is_test_path, split_patch, touched_files
 from benchsmith.mining.closing import resolved_issues
 from benchsmith.mining.github_client import DIFF, GitHubClient, GitHubError, GitHubNotFound
 from benchsmith.mining.models import PullRequest
-from benchsmith.mining.patches import is_test_path, split_patch, touched_files
 
 # Worded like git_miner's reasons, so the funnel counts both miners alike.
 SkipReason = Literal[

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from benchsmith.core import BenchsmithError
+from benchsmith.harness.checkout import repo_name_from
 from benchsmith.setup.batch import JsonlWriter, load_finished, resolve_source
-from benchsmith.setup.checkout import repo_name_from
 
 if TYPE_CHECKING:
     from benchsmith.mining.github_client import GitHubClient

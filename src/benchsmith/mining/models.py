@@ -27,3 +27,13 @@ class PullRequest(BaseModel):
     test_patch: str  # changes to test files
     origin: Literal["github", "git"] = "github"
     source: str | None = None  # local clone or URL the commits can be fetched from
+
+
+class Outcome(BaseModel):
+    """What happened to one pull request (one line of the build log)."""
+
+    instance_id: str
+    repo: str
+    stage: str  # "setup_failed", "no_fail_to_pass", "error", "valid", "limit"
+    reason: str = ""
+    setup_reused: bool = False

@@ -7,7 +7,7 @@ from benchsmith.sandbox.config import (
     close_all_sandboxes,
     make_sandbox,
 )
-from benchsmith.sandbox.docker_config import DockerSandboxConfig
+from benchsmith.sandbox.docker.config import DockerSandboxConfig
 
 __all__ = [
     "BACKENDS",

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchsmith.sandbox.docker_config import DockerSandboxConfig
+from benchsmith.sandbox.docker.config import DockerSandboxConfig
 
 if TYPE_CHECKING:
     from benchsmith.core import Sandbox
@@ -34,9 +34,42 @@ class LocalSandboxConfig(BaseModel):
     """Use this directory (created if missing, never deleted) instead of a fresh temporary one:
     a persistent environment that later sandboxes reopen."""
 
+    # -- capabilities: what callers may ask instead of which backend this is ------------
+    @property
+    def apt(self) -> bool:
+        """Whether commands may install Debian packages (never on the host)."""
+        return False
+
+    @property
+    def portable_checkout(self) -> bool:
+        """Whether checkouts must be self-contained (no links to the host's git objects)."""
+        return False
+
+    @property
+    def snapshots(self) -> bool:
+        """Whether a sandbox can be saved as a reusable environment image (`Sandbox.snapshot`)."""
+        return False
+
 
 SandboxConfig = Annotated[LocalSandboxConfig | DockerSandboxConfig, Field(discriminator="type")]
 BACKENDS = ("local", "docker")
+
+
+def parse_backend(name: str) -> str:
+    """`name` if it is a known backend; a one-line error naming the known ones otherwise."""
+    if name not in BACKENDS:
+        from benchsmith.core import BenchsmithError
+
+        raise BenchsmithError(f"unknown backend {name!r}: available backends are: {', '.join(BACKENDS)}")
+    return name
+
+
+def check_backend(config: LocalSandboxConfig | DockerSandboxConfig) -> None:
+    """Raise a one-line BenchsmithError when the backend cannot run here (no Docker engine)."""
+    if config.type == "docker":
+        from benchsmith.sandbox.docker.base import docker_client
+
+        docker_client()
 
 
 def make_sandbox(config: LocalSandboxConfig | DockerSandboxConfig) -> Sandbox:
@@ -46,7 +79,7 @@ def make_sandbox(config: LocalSandboxConfig | DockerSandboxConfig) -> Sandbox:
 
         return LocalSandbox(config)
     if config.type == "docker":
-        from benchsmith.sandbox.docker import DockerSandbox
+        from benchsmith.sandbox.docker.sandbox import DockerSandbox
 
         return DockerSandbox(config)
     raise ValueError(f"unknown sandbox backend {config.type!r}")
@@ -56,6 +89,6 @@ def close_all_sandboxes() -> None:
     """Close every open sandbox of every backend that was used (Ctrl-C, SIGTERM)."""
     import sys
 
-    for module in ("benchsmith.sandbox.local", "benchsmith.sandbox.docker"):
+    for module in ("benchsmith.sandbox.local", "benchsmith.sandbox.docker.sandbox"):
         if module in sys.modules:
             sys.modules[module].close_all()

@@ -105,6 +105,10 @@ class LocalSandbox:
         """Read a file from the sandbox."""
         return self._host_path(path).read_bytes()
 
+    def snapshot(self, name: str, labels: dict[str, str]) -> str:
+        """Not possible here: a local environment persists by its `root` directory instead."""
+        raise BenchsmithError("the local backend cannot save a sandbox as an image")
+
     # -- python ------------------------------------------------------------------------
     def available_pythons(self) -> dict[str, str]:
         """The host's CPython interpreters (pyenv, PATH, uv-managed), by minor version."""

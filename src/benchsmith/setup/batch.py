@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import statistics
-import threading
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -17,6 +14,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from benchsmith.core import BenchsmithError
+from benchsmith.harness.checkout import resolve_source
+from benchsmith.harness.jsonl import JsonlWriter, load_finished
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.record import SetupRecord
 
@@ -32,21 +31,6 @@ class BatchItem(BaseModel):
     rev: str | None = None
     date: str | None = None
     problem: str | None = None  # set when the line is malformed
-
-
-def resolve_source(source: str, mirrors: str | None) -> str:
-    """Map `owner/name` to a local mirror (`DIR/owner+name/repo`, `DIR/owner/name[.git]`) or GitHub."""
-    if os.path.exists(source) or "://" in source or source.startswith("git@"):
-        return source
-    if re.fullmatch(r"[\w.-]+/[\w.-]+", source):
-        if mirrors:
-            owner, name = source.split("/")
-            for candidate in (Path(mirrors) / f"{owner}+{name}" / "repo",
-                              Path(mirrors) / owner / name, Path(mirrors) / owner / f"{name}.git"):
-                if candidate.exists():
-                    return str(candidate)
-        return f"https://github.com/{source}"
-    return source
 
 
 def read_list(path: Path, default_date: str | None) -> list[BatchItem]:
@@ -80,48 +64,6 @@ def read_list(path: Path, default_date: str | None) -> list[BatchItem]:
             item.key = f"{words[0]} {default_date}"
         items.append(item)
     return items
-
-
-def load_finished(out: Path) -> set[str]:
-    """Inputs already answered in `out`; a half-written last line (from a kill) is cut off."""
-    if not out.exists():
-        return set()
-    data = out.read_bytes()
-    good_end = 0
-    done: set[str] = set()
-    offset = 0
-    for chunk in data.splitlines(keepends=True):
-        offset += len(chunk)
-        if not chunk.endswith(b"\n"):
-            break
-        try:
-            record = json.loads(chunk)
-        except json.JSONDecodeError:
-            break
-        good_end = offset
-        if isinstance(record, dict) and record.get("input"):
-            done.add(str(record["input"]))
-    if good_end != len(data):
-        with open(out, "r+b") as handle:
-            handle.truncate(good_end)
-    return done
-
-
-class JsonlWriter:
-    """Appends one record per line, flushed and synced, from many threads."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-
-    def write(self, record: BaseModel) -> None:
-        """Append `record` as one JSON line."""
-        line = record.model_dump_json() + "\n"
-        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
 
 
 def error_record(item: BatchItem, message: str, category: str) -> SetupRecord:
@@ -220,7 +162,7 @@ def read_records(path: Path) -> list[SetupRecord]:
 
 def nearby_lines(records: list[SetupRecord], back: int) -> list[str]:
     """List-file lines for the commit `back` first-parent steps before each validated record."""
-    from benchsmith.setup.checkout import git
+    from benchsmith.harness.checkout import git
 
     lines = []
     for record in records:

@@ -7,16 +7,10 @@ import shlex
 
 from pydantic import BaseModel, Field
 
-# pytest options whose value is the next word.
-PYTEST_VALUE_OPTIONS = {
-    "-k", "-m", "-p", "-c", "-o", "-W", "-n", "-r", "--ignore", "--deselect", "--rootdir",
-    "--confcutdir", "--basetemp", "--tb", "--durations", "--maxfail", "--cov-report",
-    "--cov-config", "--junitxml", "--junit-xml", "--log-level", "--import-mode", "--timeout",
-    "--dist", "--reruns", "--ignore-glob", "--override-ini", "--color", "--numprocesses",
-    "--cov-fail-under", "--benchmark-columns", "--benchmark-sort", "--benchmark-group-by",
-    "--html", "--doctest-glob", "--capture", "--pyargs-root", "--ds", "--reruns-delay",
-    "--hypothesis-profile", "--hypothesis-seed", "--randomly-seed", "--count",
-}
+from benchsmith.harness.render import PYTEST_VALUE_OPTIONS, positional_args
+
+__all__ = ["PYTEST_VALUE_OPTIONS", "positional_args"]  # re-exported for the setup rules
+
 # Options dropped from a project's command: they stop early, write reports, or measure coverage.
 _DROP_FLAGS = {"-x", "--exitfirst", "-q", "--quiet", "-qq", "-v", "-vv", "-vvv", "--verbose",
                "-s", "--lf", "--ff", "--sw", "--stepwise", "--cov", "--no-cov", "--isort",
@@ -130,18 +124,3 @@ def clean_pytest_args(args: list[str]) -> list[str]:
             kept.append(value)
         index += step
     return kept
-
-
-def positional_args(args: list[str]) -> list[int]:
-    """Indexes of the positional (path-like) arguments in a pytest argument list."""
-    found: list[int] = []
-    index = 0
-    while index < len(args):
-        word = args[index]
-        if word.startswith("-"):
-            takes_value = word in PYTEST_VALUE_OPTIONS
-            index += 2 if takes_value else 1
-            continue
-        found.append(index)
-        index += 1
-    return found

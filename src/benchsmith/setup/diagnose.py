@@ -125,7 +125,7 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                 reason = "Python headers are missing (python3-dev)"
             else:
                 reason = f"a system library header is missing: {header.group(1)}"
-            return Diagnosis(category="installation", kind="system_package",
+            return Diagnosis(category="installation", kind="system_packages",
                              reason=reason, facts={"headers": [header.group(1)]}, evidence=_tail(out))
         if not own and name.lower() not in {p.lower() for p in project_packages}:
             # A dependency without a wheel for this Python: older Pythons had wheels.

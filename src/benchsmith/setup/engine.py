@@ -16,14 +16,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchsmith import __version__
 from benchsmith.core import (
     BenchsmithError,
+    CommandRun,
     Diagnosis,
     ExecResult,
     Plan,
+    Planner,
+    Provenance,
     Repairer,
     Sandbox,
-    TestResult,
     TestStatus,
 )
+from benchsmith.harness.checkout import Checkout, materialize, resolve
+from benchsmith.harness.render import render
+from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate
 from benchsmith.parsing import parse_test_output
 from benchsmith.sandbox.config import (
     LocalSandboxConfig,
@@ -32,19 +37,16 @@ from benchsmith.sandbox.config import (
     make_sandbox,
 )
 from benchsmith.sandbox.pythons import version_key
-from benchsmith.setup.checkout import Checkout, materialize, resolve
+from benchsmith.sandbox.store import environment_name
 from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
-from benchsmith.setup.plan import render
 from benchsmith.setup.planner import RulePlanner, apply_date_rules
 from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
-from benchsmith.setup.record import CommandRun, Iteration, SetupRecord, TestCounts
+from benchsmith.setup.record import Iteration, SetupRecord
 from benchsmith.setup.refdb import ReferenceDB
 from benchsmith.setup.repair import RuleRepairer
 
 Progress = Callable[[str], None]
-_PASSING = (TestStatus.PASSED, TestStatus.XFAIL, TestStatus.XPASS)
-_EXECUTED = (*_PASSING, TestStatus.FAILED, TestStatus.ERROR)
 
 
 class SetupOptions(BaseModel):
@@ -66,38 +68,24 @@ class SetupOptions(BaseModel):
     use_refdb: bool = True
 
 
-def _tail(text: str, lines: int = 30) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def count_tests(tests: list[TestResult]) -> TestCounts:
-    """Tally per-test results by status."""
-    counts = TestCounts(tests=tests)
-    for test in tests:
-        setattr(counts, test.status.value, getattr(counts, test.status.value) + 1)
-    return counts
-
-
-def pass_rate(counts: TestCounts) -> float | None:
-    """Passing share of executed tests (skips excluded); None when nothing ran."""
-    executed = sum(getattr(counts, s.value) for s in _EXECUTED)
-    if executed == 0:
-        return None
-    return round(sum(getattr(counts, s.value) for s in _PASSING) / executed, 4)
-
-
 class SetupEngine:
     """Runs the SetupAgent loop with pluggable planner and repairer (rules by default)."""
 
     def __init__(self, options: SetupOptions | None = None, repairer: Repairer | None = None,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, planner: Planner | None = None) -> None:
         self.options = options or SetupOptions()
-        self.planner = RulePlanner()
-        self.apt = self.options.sandbox.type == "docker" and self.options.sandbox.apt_allowed
+        self.planner: Planner = planner or RulePlanner()
+        self.apt = self.options.sandbox.apt
         self.repairer: Repairer = repairer or RuleRepairer(apt=self.apt)
         self.progress = progress or (lambda message: None)
         self.refdb = ReferenceDB(self.options.refdb) if self.options.use_refdb else None
         self.cancelled = threading.Event()
+
+    def provenance(self) -> Provenance:
+        """How this engine's records are produced (version, backend, options)."""
+        return Provenance(benchsmith_version=__version__, backend=self.options.sandbox.type,
+                          sandbox=self.options.sandbox.model_dump(mode="json"),
+                          options=self.options.model_dump(mode="json", exclude={"sandbox"}))
 
     def cancel(self) -> None:
         """Stop all running setups: no new attempt starts, running sandboxes are closed."""
@@ -118,7 +106,7 @@ class SetupEngine:
         workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
         try:
             host_repo = materialize(checkout, workspace / "repo",
-                                    portable=self.options.sandbox.type == "docker")
+                                    portable=self.options.sandbox.portable_checkout)
             context = gather_context(host_repo)
             if not context.has_python_project:
                 raise BenchsmithError(
@@ -146,7 +134,8 @@ class SetupEngine:
         record = SetupRecord(repo=checkout.repo, source=checkout.source, commit=checkout.commit,
                              date=checkout.pin_date, exclude_newer=checkout.exclude_newer,
                              status="failed", threshold=self.options.threshold,
-                             backend=self.options.sandbox.type, benchsmith_version=__version__)
+                             backend=self.options.sandbox.type, benchsmith_version=__version__,
+                             provenance=self.provenance())
         origin, plan = candidates.pop(0)
         tried: list[Plan] = []
         for round_number in range(1, self.options.max_iterations + 2):
@@ -212,9 +201,11 @@ class SetupEngine:
         record.clean_run_s = iteration.duration_s
         record.image = iteration.image
         if record.image:
-            from benchsmith.setup.images import render_dockerfile
+            # The image's recipe: the same commands from the base image (Docker's snapshots).
+            from benchsmith.sandbox.docker.images import render_dockerfile
 
-            record.dockerfile = render_dockerfile(record)
+            record.dockerfile = render_dockerfile(record.repo, record.commit or "", plan.python,
+                                                  record.exclude_newer or "", record.install)
         if self.refdb is not None:
             self.refdb.save(checkout.repo, checkout.commit, checkout.pin_date, plan, record.install,
                             record.test, record.pass_rate, backend=self.options.sandbox.type)
@@ -260,20 +251,22 @@ class SetupEngine:
                     iteration.diagnosis = self.repairer.diagnose(plan, result, "install", context)
                     return self._finish(iteration, started), counts
             outputs = []
+            tests = []
             for command in test:
                 result = sandbox.exec(command, env=env, timeout=self.options.test_timeout_s)
-                iteration.commands.append(_command_run("test", result))
+                parsed = parse_test_output(result.output, plan.runner)
+                iteration.commands.append(_command_run("test", result, len(parsed)))
                 outputs.append(result)
-            tests = [t for r in outputs for t in parse_test_output(r.output, plan.runner)]
+                tests += parsed
             counts = count_tests(tests)
             iteration.tests = {s.value: getattr(counts, s.value) for s in TestStatus}
             iteration.pass_rate = pass_rate(counts)
             rate = iteration.pass_rate
             iteration.validated = rate is not None and rate >= self.options.threshold
-            if iteration.validated and self.options.sandbox.type == "docker" and self.options.commit_images:
-                from benchsmith.setup.images import commit_env_image
-
-                iteration.image = commit_env_image(sandbox, checkout.repo, checkout.commit)
+            if iteration.validated and self.options.commit_images and self.options.sandbox.snapshots:
+                iteration.image = sandbox.snapshot(
+                    environment_name(checkout.repo, checkout.commit),
+                    {"benchsmith.repo": checkout.repo, "benchsmith.commit": checkout.commit})
             if not iteration.validated:
                 failed = next((r for r in outputs if not r.ok), outputs[-1])
                 iteration.diagnosis = self.repairer.diagnose(plan, failed, "test", context)
@@ -292,7 +285,12 @@ class SetupEngine:
         return iteration
 
 
-def _command_run(phase: Literal["install", "test"], result: ExecResult) -> CommandRun:
+def _command_run(phase: Literal["install", "test"], result: ExecResult,
+                 tests: int | None = None) -> CommandRun:
     return CommandRun(phase=phase, command=result.command, returncode=result.returncode,
-                      duration_s=result.duration_s, timed_out=result.timed_out,
+                      duration_s=result.duration_s, timed_out=result.timed_out, tests=tests,
                       log_tail=_tail(result.output))
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])

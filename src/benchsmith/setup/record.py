@@ -6,32 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from benchsmith.core import Diagnosis, Plan, TestResult
+from benchsmith.core import CommandRun, Diagnosis, Plan, Provenance
+from benchsmith.harness.testrun import TestCounts
 
-
-class CommandRun(BaseModel):
-    """One command of an attempt."""
-
-    phase: Literal["setup", "install", "test"]
-    command: str
-    returncode: int
-    duration_s: float
-    timed_out: bool = False
-    log_tail: str = ""
-
-
-class TestCounts(BaseModel):
-    """Tests per status, and the per-test list."""
-
-    __test__ = False
-
-    PASSED: int = 0
-    FAILED: int = 0
-    ERROR: int = 0
-    SKIPPED: int = 0
-    XFAIL: int = 0
-    XPASS: int = 0
-    tests: list[TestResult] = Field(default_factory=list)
+__all__ = ["CommandRun", "Iteration", "SetupRecord", "TestCounts"]
 
 
 class Iteration(BaseModel):
@@ -78,4 +56,5 @@ class SetupRecord(BaseModel):
     image: str | None = None  # benchsmith/env.<owner>__<name>:<commit12> (Docker backend)
     dockerfile: str | None = None  # rebuilds `image` from its base with the recorded commands
     benchsmith_version: str = ""
+    provenance: Provenance | None = None
     input: str | None = None  # the setup-batch line this record answers

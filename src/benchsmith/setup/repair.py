@@ -9,7 +9,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from benchsmith.core import Diagnosis, ExecResult, Plan
+from benchsmith.core import Diagnosis, DiagnosisKind, ExecResult, Plan
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS
 from benchsmith.setup.context_model import RepoContext
@@ -290,7 +290,7 @@ def repair_system_packages(plan: Plan, diagnosis: Diagnosis, context: RepoContex
     return f"install Debian packages {' '.join(fresh)}"
 
 
-RULES: dict[str, list[Rule]] = {
+RULES: dict[DiagnosisKind, list[Rule]] = {
     "system_packages": [repair_system_packages],
     "direct_url_unreachable": [repair_direct_url],
     "python_incompatible": [repair_python],

@@ -3,75 +3,65 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from benchsmith.cli import BackendOpt, _fail, app, err, out
+from benchsmith.cli.app import app, err, fail, out, say
+from benchsmith.cli.options import MirrorsOpt, SourceOpt, parse_sources, sandbox_options
 from benchsmith.core import BenchsmithError
+
+if TYPE_CHECKING:
+    from benchsmith.instance import Prediction
+    from benchsmith.sandbox.config import SandboxConfig
 
 
 @app.command()
+@sandbox_options
 def evaluate(
     instances_file: Annotated[Path, typer.Option("--instances", help="Task instances (JSONL/JSON, SWE-bench format with install and test commands).")],
     predictions: Annotated[str, typer.Option("--predictions", help="Predictions (JSONL/JSON: instance_id, model_name_or_path, model_patch), or `gold`.")],
     mode: Annotated[str, typer.Option("--mode", help="fix: score code patches (SWE-bench); test: score test patches (SWT-bench).")] = "fix",
-    backend: BackendOpt = "local",
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Predictions evaluated in parallel.")] = 1,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Name of the run (default: MODE-PREDICTIONS).")] = None,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per test command (and per install step when an environment is prepared).")] = 1800,
     output_dir: Annotated[Path, typer.Option("--output-dir", help="Where run directories go.")] = Path("runs"),
     test_predictions: Annotated[Path | None, typer.Option("--test-predictions", help="Fix mode: the model's test patches, to filter its fixes by its own tests (SWT-bench §5.3).")] = None,
-    source: Annotated[list[str] | None, typer.Option("--source", help="owner/name=PATH of a clone (repeatable).")] = None,
-    mirrors: Annotated[str | None, typer.Option("--mirrors", help="Directory of local clones.")] = None,
-    network: Annotated[str, typer.Option("--network", help="Docker: container network mode.")] = "host",
+    source: SourceOpt = None,
+    mirrors: MirrorsOpt = None,
+    *,
+    sandbox: SandboxConfig,
 ) -> None:
     """Evaluate predictions; write one report per prediction and a summary (resumable by run ID)."""
     from benchsmith.evaluation.environment import Environments
     from benchsmith.evaluation.inputs import GOLD, load_instances, load_predictions
     from benchsmith.evaluation.run import EvalOptions, Evaluation
     from benchsmith.evaluation.summary import render, write_summary
-    from benchsmith.sandbox import BACKENDS, DockerSandboxConfig, LocalSandboxConfig
 
     if mode not in ("fix", "test"):
-        _fail(f"unknown mode {mode!r}: use fix or test")
-    if backend not in BACKENDS:
-        _fail(f"unknown backend {backend!r}: available backends are: {', '.join(BACKENDS)}")
+        fail(f"unknown mode {mode!r}: use fix or test")
     if test_predictions is not None and mode != "fix":
-        _fail("--test-predictions filters fixes: it needs --mode fix")
+        fail("--test-predictions filters fixes: it needs --mode fix")
     try:
         instances, problems = load_instances(instances_file)
         chosen, more = load_predictions(predictions, instances, mode)
         problems += more
-        tests: dict = {}
+        tests: dict[str, Prediction] = {}
         if test_predictions is not None:
             loaded, more = load_predictions(str(test_predictions), instances, "test")
             problems += [f"test predictions: {p}" for p in more]
             tests = {p.instance_id: p for p in loaded}
     except BenchsmithError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for problem in problems:
         err.print(f"[yellow]warning:[/] {problem}", highlight=False, soft_wrap=True)
     if not chosen:
-        _fail("nothing to evaluate: no prediction matches a usable instance")
-    if backend == "docker":
-        from benchsmith.sandbox.docker_base import docker_client
-
-        try:
-            docker_client()
-        except BenchsmithError as exc:
-            _fail(str(exc))
-    config = LocalSandboxConfig() if backend == "local" else DockerSandboxConfig(network_mode=network)
+        fail("nothing to evaluate: no prediction matches a usable instance")
     name = run_id or f"{mode}-{GOLD if predictions == GOLD else Path(predictions).stem}"
     if not name or "/" in name or name.startswith("."):
-        _fail(f"invalid run ID {name!r}")
+        fail(f"invalid run ID {name!r}")
     run_dir = output_dir / name
-    sources = dict(s.split("=", 1) for s in source or [] if "=" in s)
-
-    def say(message: str) -> None:
-        err.print(f"[dim]{message}[/]", highlight=False, soft_wrap=True)
-
-    environments = Environments(config, sources, mirrors, timeout, progress=say)
+    environments = Environments(sandbox, parse_sources(source), mirrors, timeout, progress=say)
     evaluation = Evaluation(EvalOptions(mode=mode, run_dir=run_dir, jobs=jobs, timeout_s=timeout),  # type: ignore[arg-type]
                             environments, tests, progress=say)
     say(f"evaluating {len(chosen)} prediction(s) in {mode} mode; run directory {run_dir}")
@@ -84,7 +74,7 @@ def evaluate(
     out.print(f"reports: {run_dir}/<model>/<instance_id>/report.json; summary: {run_dir}/summary.json",
               highlight=False)
     if reports and all(r.infrastructure_failure for r in reports):
-        _fail("nothing could be evaluated: every prediction hit an infrastructure failure", code=1)
+        fail("nothing could be evaluated: every prediction hit an infrastructure failure", code=1)
 
 
 @app.command()
@@ -96,10 +86,10 @@ def report(
     from benchsmith.evaluation.summary import load_reports, render, write_summary
 
     if not run_dir.is_dir():
-        _fail(f"run directory not found: {run_dir}")
+        fail(f"run directory not found: {run_dir}")
     reports = load_reports(run_dir)
     if not reports:
-        _fail(f"no instance reports in {run_dir}")
+        fail(f"no instance reports in {run_dir}")
     summaries = write_summary(run_dir, reports)
     if as_json:
         out.print_json("[" + ",".join(s.model_dump_json() for s in summaries) + "]")

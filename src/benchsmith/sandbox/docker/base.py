@@ -1,7 +1,7 @@
 """Base images for Docker sandboxes, one per Python minor: ``benchsmith/base:py3.X``.
 
 An official ``python:3.X-slim`` image plus git, build tools and uv when a registry can be
-reached; otherwise a debootstrapped Debian rootfs (:mod:`docker_rootfs`) plus the host's
+reached; otherwise a debootstrapped Debian rootfs (:mod:`.rootfs`) plus the host's
 own interpreter prefix (pyenv, uv-managed) copied in at the same path. No CA bundle is
 baked into any image: sandboxes mount it at run time.
 """
@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from benchsmith.core import BenchsmithError
-from benchsmith.sandbox.docker_rootfs import (
+from benchsmith.sandbox.docker.rootfs import (
     ROOTFS_IMAGE,
     ensure_rootfs,
     image_exists,

@@ -194,3 +194,18 @@ def materialize(checkout: Checkout, dest: Path, portable: bool = False) -> Path:
                 ".git/objects/pack/pack", cwd=dest, timeout=1800)
         (dest / ".git" / "objects" / "info" / "alternates").unlink(missing_ok=True)
     return dest
+
+
+def resolve_source(source: str, mirrors: str | None) -> str:
+    """Map `owner/name` to a local mirror (`DIR/owner+name/repo`, `DIR/owner/name[.git]`) or GitHub."""
+    if os.path.exists(source) or "://" in source or source.startswith("git@"):
+        return source
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", source):
+        if mirrors:
+            owner, name = source.split("/")
+            for candidate in (Path(mirrors) / f"{owner}+{name}" / "repo",
+                              Path(mirrors) / owner / name, Path(mirrors) / owner / f"{name}.git"):
+                if candidate.exists():
+                    return str(candidate)
+        return f"https://github.com/{source}"
+    return source

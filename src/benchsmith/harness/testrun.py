@@ -1,4 +1,4 @@
-"""Run test commands in an environment, parse per-test statuses, and tell infrastructure failures
+"""Run test commands in a sandbox, parse per-test statuses, and tell infrastructure failures
 (the command did not run, or its results contradict its exit status) from test failures."""
 
 from __future__ import annotations
@@ -7,24 +7,22 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from benchsmith.core import Sandbox, TestStatus
-from benchsmith.mining.harness import DETERMINISTIC_ENV
+from benchsmith.core import (
+    FAILING,
+    PASSING,
+    CommandRun,
+    Sandbox,
+    TestResult,
+    TestStatus,
+    output_tail,
+)
 from benchsmith.parsing import parse_test_output
 
-PASSING = {TestStatus.PASSED.value, TestStatus.XFAIL.value, TestStatus.XPASS.value}
-_FAILING = {TestStatus.FAILED.value, TestStatus.ERROR.value}
+# Fixed for every test run so that results do not depend on hash seeds or the clock's zone.
+DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC"}
 # pytest: 3 internal error, 4 usage error; shells: 126 not executable, 127 command not found
 _DID_NOT_RUN = {3, 4, 126, 127}
-
-
-class CommandRun(BaseModel):
-    """One test command's outcome."""
-
-    command: str
-    returncode: int
-    timed_out: bool = False
-    duration_s: float = 0.0
-    tests: int = 0
+_EXECUTED = PASSING | FAILING
 
 
 class TestRun(BaseModel):
@@ -32,12 +30,13 @@ class TestRun(BaseModel):
 
     __test__ = False
 
-    statuses: dict[str, str] = Field(default_factory=dict)
+    statuses: dict[str, TestStatus] = Field(default_factory=dict)
     commands: list[CommandRun] = Field(default_factory=list)
     duration_s: float = 0.0
     timed_out: bool = False
     infrastructure: str | None = None  # why the run cannot be trusted, if it cannot
     log: str | None = None  # path of the full output on the host
+    log_tail: str = ""  # the last lines of the output
 
     def passed(self, test: str) -> bool:
         """True if `test` passed (or xfailed); missing and skipped tests count as failing."""
@@ -51,13 +50,14 @@ def run_tests(sandbox: Sandbox, commands: list[str], runner: str, timeout: float
     outputs: list[str] = []
     for command in commands:
         result = sandbox.exec(command, env=DETERMINISTIC_ENV, timeout=timeout)
-        tests = {t.name: t.status.value for t in parse_test_output(result.output, runner)}
+        tests = {t.name: t.status for t in parse_test_output(result.output, runner)}
         run.statuses.update(tests)
         run.commands.append(CommandRun(command=command, returncode=result.returncode,
                                        timed_out=result.timed_out, duration_s=result.duration_s,
                                        tests=len(tests)))
         run.duration_s = round(run.duration_s + result.duration_s, 3)
         run.timed_out = run.timed_out or result.timed_out
+        run.log_tail = output_tail(result.output, lines=20, width=10_000)
         outputs.append(f"$ {command}\n{result.output}\n[exit status {result.returncode}]\n")
         run.infrastructure = run.infrastructure or infrastructure_problem(
             result.returncode, result.timed_out, tests, result.output, runner)
@@ -68,18 +68,19 @@ def run_tests(sandbox: Sandbox, commands: list[str], runner: str, timeout: float
     return run
 
 
-def infrastructure_problem(returncode: int, timed_out: bool, tests: dict[str, str], output: str,
-                           runner: str) -> str | None:
+def infrastructure_problem(returncode: int, timed_out: bool, tests: dict[str, TestStatus],
+                           output: str, runner: str) -> str | None:
     """Why a command's result is not a verdict on the code, or None when it is one."""
     if timed_out:
         return None  # a hang is charged to the code under test, as in SWE-bench
-    failing = sorted(name for name, status in tests.items() if status in _FAILING)
+    failing = sorted(name for name, status in tests.items() if status in FAILING)
     if not tests:
         if returncode in _DID_NOT_RUN or "command not found" in output:
-            return f"the test command did not run (exit status {returncode}): {_tail(output)}"
+            return f"the test command did not run (exit status {returncode}): {output_tail(output)}"
         if returncode == 2 and runner == "pytest" and "error" in output.lower():
             return None  # collection errors: the code under test does not import
-        return f"the test command reported no test results (exit status {returncode}): {_tail(output)}"
+        return ("the test command reported no test results "
+                f"(exit status {returncode}): {output_tail(output)}")
     if returncode == 0 and failing:
         return f"exit status 0 but {len(failing)} test(s) failed, e.g. {failing[0]}"
     if returncode == 1 and not failing:
@@ -87,6 +88,31 @@ def infrastructure_problem(returncode: int, timed_out: bool, tests: dict[str, st
     return None
 
 
-def _tail(output: str) -> str:
-    lines = [line for line in output.strip().splitlines() if line.strip()]
-    return lines[-1][:200] if lines else "no output"
+class TestCounts(BaseModel):
+    """Tests per status, and the per-test list."""
+
+    __test__ = False
+
+    PASSED: int = 0
+    FAILED: int = 0
+    ERROR: int = 0
+    SKIPPED: int = 0
+    XFAIL: int = 0
+    XPASS: int = 0
+    tests: list[TestResult] = Field(default_factory=list)
+
+
+def count_tests(tests: list[TestResult]) -> TestCounts:
+    """Tally per-test results by status."""
+    counts = TestCounts(tests=tests)
+    for test in tests:
+        setattr(counts, test.status.value, getattr(counts, test.status.value) + 1)
+    return counts
+
+
+def pass_rate(counts: TestCounts) -> float | None:
+    """Passing share of executed tests (skips excluded); None when nothing ran."""
+    executed = sum(getattr(counts, s.value) for s in _EXECUTED)
+    if executed == 0:
+        return None
+    return round(sum(getattr(counts, s.value) for s in PASSING) / executed, 4)

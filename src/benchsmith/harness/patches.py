@@ -54,3 +54,13 @@ def split_patch(diff: str) -> tuple[str, str]:
 def touched_files(diff: str) -> list[str]:
     """Paths a diff changes."""
     return [path for path, _ in file_diffs(diff)]
+
+
+def runnable_test_files(test_patch: str) -> list[str]:
+    """Python test modules the test patch adds or changes (not deleted ones, not data)."""
+    files = []
+    for path in touched_files(test_patch):
+        name = path.rsplit("/", 1)[-1]
+        if path.endswith(".py") and name != "conftest.py" and name != "__init__.py":
+            files.append(path)
+    return files

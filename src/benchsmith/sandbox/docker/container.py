@@ -9,8 +9,8 @@ import warnings
 from typing import Any
 
 from benchsmith.core import BenchsmithError
-from benchsmith.sandbox.docker_config import DockerSandboxConfig
-from benchsmith.sandbox.docker_rootfs import raise_for_disk
+from benchsmith.sandbox.docker.config import DockerSandboxConfig
+from benchsmith.sandbox.docker.rootfs import raise_for_disk
 from benchsmith.sandbox.tools import host_ca_bundle
 
 LABEL = "benchsmith"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchsmith.core import BenchsmithError, ExecResult
-from benchsmith.sandbox.docker_base import (
+from benchsmith.sandbox.docker.base import (
     BaseImageResult,
     base_image_name,
     buildable_pythons,
@@ -28,8 +28,8 @@ from benchsmith.sandbox.docker_base import (
     ensure_base_image,
     image_pythons,
 )
-from benchsmith.sandbox.docker_config import DockerSandboxConfig
-from benchsmith.sandbox.docker_container import (
+from benchsmith.sandbox.docker.config import DockerSandboxConfig
+from benchsmith.sandbox.docker.container import (
     CA_PATH,
     LABEL,
     UV_CACHE_PATH,
@@ -41,8 +41,8 @@ from benchsmith.sandbox.docker_container import (
     remove_leftovers,
     why_unusable,
 )
-from benchsmith.sandbox.docker_exec import run_command
-from benchsmith.sandbox.docker_files import (
+from benchsmith.sandbox.docker.exec import run_command
+from benchsmith.sandbox.docker.files import (
     SymlinkFound,
     container_path,
     spool,
@@ -228,6 +228,20 @@ class DockerSandbox:
         found = self.exec(f"test -x {VENV}/bin/python", use_venv=False).ok
         self._venv_ready = self._venv_ready or found
         return found
+
+    def snapshot(self, name: str, labels: dict[str, str]) -> str:
+        """Commit the container as image `name` (``repository:tag``), with the virtualenv first
+        on PATH, so that containers of it run the environment as this sandbox did."""
+        repository, tag = name.rsplit(":", 1)
+        container = self.client.containers.get(self._ensure_started())
+        container.commit(repository=repository, tag=tag, conf={
+            "Labels": {LABEL: "1", **labels},
+            "WorkingDir": self.workdir,
+            "Env": [f"VIRTUAL_ENV={VENV}", f"PATH={VENV}/bin:{SYSTEM_PATH}", "TZ=UTC",
+                    "LC_ALL=C.UTF-8", "LANG=C.UTF-8"],
+            "Cmd": ["sleep", "infinity"],
+        })
+        return name
 
     # -- exec --------------------------------------------------------------------------
     def _env(self, extra: dict[str, str] | None, use_venv: bool) -> dict[str, str]:

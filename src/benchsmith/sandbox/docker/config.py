@@ -41,3 +41,19 @@ class DockerSandboxConfig(BaseModel):
     """Leave the container running after closing (for debugging; `clean_leftovers` removes it)."""
     apt_allowed: bool = True
     """Let commands install Debian packages with apt-get; when false apt-get fails clearly."""
+
+    # -- capabilities (see LocalSandboxConfig) -------------------------------------------
+    @property
+    def apt(self) -> bool:
+        """Whether commands may install Debian packages."""
+        return self.apt_allowed
+
+    @property
+    def portable_checkout(self) -> bool:
+        """Containers cannot follow a checkout's links to the host's git objects."""
+        return True
+
+    @property
+    def snapshots(self) -> bool:
+        """A container can be committed as an image."""
+        return True

@@ -1,0 +1,5 @@
+"""``python -m benchsmith.cli``."""
+
+from benchsmith.cli import main
+
+main()

@@ -1,0 +1,186 @@
+"""`benchsmith candidates`, `mine`, `build` and `verify`: from repositories to task instances."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from benchsmith.cli.app import app, err, fail, out, say
+from benchsmith.cli.options import (
+    MirrorsOpt,
+    SourceOpt,
+    engine_options,
+    parse_sources,
+    sandbox_options,
+)
+from benchsmith.core import BenchsmithError
+
+if TYPE_CHECKING:
+    from benchsmith.mining.models import PullRequest
+    from benchsmith.sandbox.config import SandboxConfig
+    from benchsmith.setup.engine import SetupOptions
+
+
+@app.command()
+def candidates(
+    from_pypi_top: Annotated[int | None, typer.Option("--from-pypi-top", min=1, help="Take the N most downloaded PyPI projects.")] = None,
+    repos: Annotated[Path | None, typer.Option("--repos", help="File of PyPI names, owner/name lines or GitHub URLs.")] = None,
+    out_path: Annotated[Path, typer.Option("--out", help="repos.txt to write (plus repos.txt.report.json).")] = Path("repos.txt"),
+    index_url: Annotated[str | None, typer.Option("--index-url", help="PyPI JSON API base (default https://pypi.org).")] = None,
+    top_url: Annotated[str | None, typer.Option("--top-url", help="Top-PyPI list (URL or file).")] = None,
+) -> None:
+    """Resolve PyPI projects to GitHub repositories and keep permissively licensed ones."""
+    from benchsmith.mining.candidates import candidates_main
+
+    try:
+        report = candidates_main(from_pypi_top, repos, out_path, index_url, top_url)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    table = Table(title=f"candidates: {out_path}")
+    table.add_column("stage")
+    table.add_column("count", justify="right")
+    for stage, count in report.counts.items():
+        table.add_row(stage, str(count))
+    if report.infra_failures:
+        table.add_row("index failures (not counted as drops)", str(report.infra_failures))
+    out.print(table)
+
+
+@app.command()
+def mine(
+    repos_file: Annotated[Path, typer.Argument(help="owner/name (or 'PATH [owner/name]' with --from-git) per line.")],
+    out_path: Annotated[Path, typer.Option("--out", help="prs.jsonl to append valid PRs to.")] = Path("prs.jsonl"),
+    github: Annotated[bool, typer.Option("--github", help="Use the GitHub REST API (needs GITHUB_TOKEN).")] = False,
+    from_git: Annotated[bool, typer.Option("--from-git", help="Mine local clones with full history, offline.")] = False,
+    max_prs: Annotated[int | None, typer.Option("--max-prs", min=1, help="Valid PRs per repository at most.")] = None,
+    mirrors: MirrorsOpt = None,
+    issues: Annotated[Path | None, typer.Option("--issues", help="--from-git: JSONL of issues (number, title, body, comments).")] = None,
+) -> None:
+    """Find merged PRs that resolve an issue and change tests; split them into patch and test patch."""
+    from benchsmith.mining.mine import mine_repos, read_repos
+
+    if github and from_git:
+        fail("choose one of --github and --from-git")
+    if issues is not None and not issues.is_file():
+        fail(f"issues file not found: {issues}")
+    try:
+        entries = read_repos(repos_file)
+        results = mine_repos(entries, "git" if from_git else "github", out_path, max_prs,
+                             mirrors=mirrors, issues_file=issues, progress=say)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    table = Table(title=f"mined: {out_path}")
+    for column in ("repository", "examined", "valid PRs", "main skip reasons / error"):
+        table.add_column(column)
+    for result in results:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.skipped.items(), key=lambda kv: -kv[1])[:3])
+        table.add_row(result.repo, str(result.examined), str(result.kept), result.error or reasons)
+    out.print(table)
+
+
+def _read_prs(path: Path) -> list[PullRequest]:
+    from benchsmith.mining.models import PullRequest
+
+    if not path.is_file():
+        fail(f"PR file not found: {path}")
+    prs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            prs.append(PullRequest.model_validate_json(line))
+        except ValueError as exc:
+            fail(f"{path}:{number}: not a pull request record ({str(exc).splitlines()[0]})")
+    return prs
+
+
+@app.command()
+@engine_options
+def build(
+    prs_file: Annotated[Path, typer.Argument(help="prs.jsonl from `benchsmith mine`.")],
+    out_path: Annotated[Path, typer.Option("--out", help="instances.jsonl (SWE-bench format + benchsmith fields).")] = Path("instances.jsonl"),
+    per_repo: Annotated[int | None, typer.Option("--per-repo", min=1, help="Valid instances per repository at most.")] = None,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Runs before and after the fix (flaky tests are dropped).")] = 2,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Repositories built in parallel.")] = 1,
+    candidates_report: Annotated[Path | None, typer.Option("--candidates-report", help="repos.txt.report.json for the first funnel rows.")] = None,
+    *,
+    options: SetupOptions,
+) -> None:
+    """Set up each PR's base commit, run its tests before and after the fix, keep FAIL_TO_PASS ones."""
+    import json
+
+    from benchsmith.mining.build import InstanceBuilder, read_outcomes
+    from benchsmith.mining.funnel import build_funnel
+    from benchsmith.setup.engine import SetupEngine
+
+    prs = _read_prs(prs_file)
+    report = None
+    if candidates_report is not None:
+        try:
+            report = json.loads(candidates_report.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            fail(f"cannot read candidates report {candidates_report}: {exc}")
+    engine = SetupEngine(options)
+    log_path = out_path.with_suffix(".log.jsonl")
+    builder = InstanceBuilder(engine, per_repo=per_repo, runs=runs, progress=say)
+    try:
+        builder.build(prs, out_path, log_path, jobs=jobs)
+    except KeyboardInterrupt:
+        fail(f"interrupted: finished instances are kept in {out_path}; re-run to resume", 130)
+    funnel = build_funnel(prs, read_outcomes(log_path), report)
+    funnel_path = out_path.with_suffix(".funnel.json")
+    funnel_path.write_text(funnel.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    table = Table(title=f"funnel: {out_path}")
+    table.add_column("stage")
+    table.add_column("count", justify="right")
+    for stage, count in funnel.repo_stages.items():
+        table.add_row(f"repositories: {stage}", "-" if count is None else str(count))
+    for stage, count in funnel.pr_stages.items():
+        table.add_row(f"PRs: {stage}", str(count))
+    out.print(table)
+    per = Table(title="per repository")
+    for column in ("repository", "valid PRs", "setup ok", "instances", "not kept"):
+        per.add_column(column)
+    for row in funnel.rows:
+        per.add_row(row.repo, str(row.valid_prs), str(row.setup_ok), str(row.instances),
+                    ", ".join(f"{k} {v}" for k, v in sorted(row.reasons.items())))
+    out.print(per)
+
+
+@app.command()
+@sandbox_options
+def verify(
+    instances_file: Annotated[Path, typer.Argument(help="instances.jsonl from `benchsmith build`.")],
+    source: SourceOpt = None,
+    mirrors: MirrorsOpt = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per test or install command.")] = 1800,
+    *,
+    sandbox: SandboxConfig,
+) -> None:
+    """Re-run every instance from a fresh environment: gold patch turns FAIL_TO_PASS from fail to pass."""
+    from benchsmith.evaluation.inputs import load_instances
+    from benchsmith.harness.checkout import resolve_source
+    from benchsmith.mining.verify import verify_instance
+
+    sources = parse_sources(source)
+    try:
+        instances, problems = load_instances(instances_file)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    for problem in problems:
+        err.print(f"[yellow]warning:[/] {problem}", highlight=False, soft_wrap=True)
+    if not instances:
+        fail(f"no usable instance in {instances_file}")
+    failures = 0
+    for instance in instances.values():
+        where = sources.get(instance.repo) or resolve_source(instance.repo, mirrors)
+        verdict = verify_instance(instance, where, sandbox, timeout_s=timeout)
+        failures += not verdict.ok
+        colour = "green" if verdict.ok else "red"
+        out.print(f"[{colour}]{'ok' if verdict.ok else 'FAILED':6}[/] {instance.instance_id} "
+                  f"{verdict.duration_s:.0f}s {verdict.reason}", highlight=False)
+    if failures:
+        raise typer.Exit(1)

@@ -1,0 +1,127 @@
+"""Options shared by several commands, declared once and added by decorators.
+
+``@sandbox_options`` adds where commands run (``--backend`` and the Docker knobs) and hands the
+command a checked ``sandbox: SandboxConfig``; ``@engine_options`` adds the setup engine's knobs
+as well and hands it ``options: SetupOptions``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from benchsmith.cli.app import fail
+from benchsmith.core import BenchsmithError
+
+if TYPE_CHECKING:
+    from benchsmith.sandbox.config import SandboxConfig
+
+_SANDBOX: dict[str, tuple[Any, Any]] = {
+    "backend": (Annotated[str, typer.Option("--backend", help="Where commands run: local or docker.")], "local"),
+    "network": (Annotated[str, typer.Option("--network", help="Docker: container network mode.")], "host"),
+    "ca_bundle": (Annotated[str | None, typer.Option("--ca-bundle", help="Docker: CA bundle made available in containers (default: the host's).")], None),
+    "cpus": (Annotated[float, typer.Option("--cpus", min=0.1, help="Docker: CPU limit per container.")], 2.0),
+    "memory": (Annotated[str, typer.Option("--memory", help="Docker: memory limit per container, e.g. 4g.")], "4g"),
+}
+_ENGINE: dict[str, tuple[Any, Any]] = {
+    "max_iterations": (Annotated[int, typer.Option("--max-iterations", min=0, help="Repair rounds after the first attempt.")], 4),
+    "threshold": (Annotated[float, typer.Option("--threshold", min=0.0, max=1.0, help="Share of tests that must pass.")], 0.95),
+    "refdb": (Annotated[str | None, typer.Option("--refdb", help="Reference database file (SQLite).")], None),
+    "no_refdb": (Annotated[bool, typer.Option("--no-refdb", help="Neither read nor write the reference database.")], False),
+    "test_timeout": (Annotated[float, typer.Option("--test-timeout", min=1, help="Seconds allowed for the test command.")], 1800.0),
+}
+
+RevOpt = Annotated[str | None, typer.Option("--rev", help="Commit, tag or branch to set up.")]
+DateOpt = Annotated[str | None, typer.Option(
+    "--date", help="YYYY-MM-DD: pin dependencies to this date (and, without --rev, use the last commit before it).")]
+MirrorsOpt = Annotated[str | None, typer.Option("--mirrors", help="Directory of local clones for owner/name repositories.")]
+SourceOpt = Annotated[list[str] | None, typer.Option("--source", help="owner/name=PATH of a clone (repeatable).")]
+
+
+def sandbox_config(backend: str, network: str, ca_bundle: str | None, cpus: float,
+                   memory: str) -> SandboxConfig:
+    """The checked configuration of the chosen backend; one error line when it cannot run."""
+    from benchsmith.sandbox import DockerSandboxConfig, LocalSandboxConfig
+    from benchsmith.sandbox.config import check_backend, parse_backend
+
+    try:
+        parse_backend(backend)
+        if ca_bundle and not Path(ca_bundle).is_file():
+            raise BenchsmithError(f"CA bundle not found: {ca_bundle}")
+        config: SandboxConfig = LocalSandboxConfig() if backend == "local" else DockerSandboxConfig(
+            network_mode=network, ca_bundle=ca_bundle, cpus=cpus, memory=memory)
+        check_backend(config)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    return config
+
+
+def _inject(func: Callable[..., Any], added: dict[str, tuple[Any, Any]], target: str,
+            build: Callable[..., Any]) -> Callable[..., Any]:
+    signature = inspect.signature(func)
+    # Annotations are strings (postponed evaluation); the target's type may exist only for
+    # type checkers, so only the kept parameters are evaluated, in the command's module.
+    kept = [p.replace(annotation=eval(p.annotation, func.__globals__))  # noqa: S307
+            if isinstance(p.annotation, str) else p
+            for p in signature.parameters.values() if p.name != target]
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                               annotation=annotation) for name, (annotation, default) in added.items()]
+
+    @functools.wraps(func)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name) for name in added}
+        kwargs[target] = build(**values)
+        return func(*args, **kwargs)
+
+    parameters = kept + extra
+    command.__signature__ = signature.replace(parameters=parameters, return_annotation=None)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    return command
+
+
+def sandbox_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the shared sandbox options; the command receives `sandbox: SandboxConfig`."""
+    return _inject(func, _SANDBOX, "sandbox", sandbox_config)
+
+
+def _setup_options(**values: Any) -> Any:
+    from benchsmith.setup.engine import SetupOptions
+
+    sandbox = sandbox_config(**{name: values.pop(name) for name in _SANDBOX})
+    return SetupOptions(max_iterations=values["max_iterations"], threshold=values["threshold"],
+                        refdb=values["refdb"], use_refdb=not values["no_refdb"],
+                        test_timeout_s=values["test_timeout"], sandbox=sandbox)
+
+
+def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the setup engine's options and the sandbox options; the command receives
+    `options: SetupOptions`."""
+    return _inject(func, {**_ENGINE, **_SANDBOX}, "options", _setup_options)
+
+
+def check_date(value: str | None) -> None:
+    """Exit with one line unless `value` is None or a YYYY-MM-DD date."""
+    from datetime import date
+
+    if value is None:
+        return
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        fail(f"invalid date {value!r}: expected YYYY-MM-DD")
+
+
+def parse_sources(values: list[str] | None) -> dict[str, str]:
+    """``owner/name=PATH`` options as a mapping; a malformed one is a one-line error."""
+    sources: dict[str, str] = {}
+    for value in values or []:
+        repo, sep, path = value.partition("=")
+        if not sep or not repo or not path:
+            fail(f"invalid --source {value!r}: expected owner/name=PATH")
+        sources[repo] = path
+    return sources

@@ -1,0 +1,130 @@
+"""`benchsmith setup`, `setup-batch` and `nearby`: validated environments for repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from benchsmith.cli.app import app, err, fail, out, say
+from benchsmith.cli.options import DateOpt, MirrorsOpt, RevOpt, check_date, engine_options
+from benchsmith.core import BenchsmithError
+
+if TYPE_CHECKING:
+    from benchsmith.setup.batch import BatchItem, BatchSummary
+    from benchsmith.setup.engine import SetupOptions
+    from benchsmith.setup.record import SetupRecord
+
+
+@app.command()
+@engine_options
+def setup(
+    source: Annotated[str, typer.Argument(help="Path (git clone, bare or not, or a plain directory) or git URL.")],
+    rev: RevOpt = None,
+    date: DateOpt = None,
+    out_path: Annotated[Path, typer.Option("--out", help="Where to write the record.")] = Path("setup.json"),
+    repo_name: Annotated[str | None, typer.Option("--repo-name", help="owner/name to file the result under.")] = None,
+    *,
+    options: SetupOptions,
+) -> None:
+    """Set up one repository at a commit or date and validate it by running its tests."""
+    from benchsmith.setup.engine import SetupEngine
+
+    engine = SetupEngine(options, progress=say)
+    try:
+        record = engine.setup(source, rev=rev, on_date=date, repo=repo_name)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted: the sandbox was removed, nothing was written", 130)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    rate = f"{record.pass_rate:.1%}" if record.pass_rate is not None else "n/a"
+    line = (f"{record.status}: {record.repo} @ {(record.commit or '')[:12]} python {record.python} "
+            f"pass rate {rate} in {len(record.iterations)} round(s), {record.duration_s:.0f}s -> {out_path}")
+    if record.status == "validated":
+        out.print(f"[green]{line}[/]", highlight=False)
+        return
+    if record.status == "error":
+        fail(f"{record.failure_reason} (record written to {out_path})")
+    out.print(f"[red]{line}[/]", highlight=False)
+    err.print(f"reason ({record.failure_category}): {record.failure_reason}", highlight=False)
+    raise typer.Exit(1)
+
+
+@app.command("setup-batch")
+@engine_options
+def setup_batch(
+    list_file: Annotated[Path, typer.Argument(help="One 'SOURCE [REV_OR_DATE]' per line; # comments.")],
+    out_path: Annotated[Path, typer.Option("--out", help="JSONL results; re-runs skip lines already in it.")],
+    date: DateOpt = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Repositories set up in parallel.")] = 1,
+    mirrors: MirrorsOpt = None,
+    *,
+    options: SetupOptions,
+) -> None:
+    """Set up every repository of a list file, appending one JSON line per repository."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from benchsmith.harness.jsonl import load_finished
+    from benchsmith.setup.batch import read_list, read_records, run_batch, summarize
+    from benchsmith.setup.engine import SetupEngine
+
+    check_date(date)
+    try:
+        items = read_list(list_file, date)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    engine = SetupEngine(options)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task("setup-batch", total=len(items))
+        progress.update(task, completed=len(load_finished(out_path) & {i.key for i in items}))
+
+        def on_record(item: BatchItem, record: SetupRecord) -> None:
+            colour = "green" if record.status == "validated" else "red"
+            detail = "" if record.status == "validated" else f" ({record.failure_category}: {record.failure_reason})"
+            progress.console.print(f"[{colour}]{record.status:9}[/] {item.key} "
+                                   f"{record.duration_s:.0f}s{detail}", highlight=False)
+            progress.advance(task)
+
+        try:
+            run_batch(items, engine, out_path, jobs, mirrors=mirrors, on_record=on_record)
+        except KeyboardInterrupt:
+            fail(f"interrupted: finished records are kept in {out_path}; "
+                 "re-run the same command to resume", 130)
+    keys = {i.key for i in items}
+    records = [r for r in read_records(out_path) if r.input in keys]
+    _print_summary(summarize(records), str(out_path))
+
+
+@app.command()
+def nearby(
+    results: Annotated[Path, typer.Argument(help="A setup-batch JSONL file.")],
+    back: Annotated[int, typer.Option("--back", min=1, help="First-parent commits to go back.")] = 20,
+) -> None:
+    """Print a list file of older commits of the validated repositories (to test refdb reuse)."""
+    from benchsmith.setup.batch import nearby_lines, read_records
+
+    if not results.is_file():
+        fail(f"results file not found: {results}")
+    for line in nearby_lines(read_records(results), back):
+        out.print(line, highlight=False, soft_wrap=True)
+
+
+def _print_summary(summary: BatchSummary, title: str) -> None:
+    table = Table(title=f"setup summary: {title}")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_row("repositories", str(summary.total))
+    table.add_row("validated", f"{summary.validated} ({summary.rate:.1%})")
+    table.add_row("median time", f"{summary.median_duration_s or 0:.0f}s")
+    table.add_row("total time", f"{summary.total_duration_s:.0f}s")
+    if summary.median_overhead is not None:
+        table.add_row("median duration/clean run", f"{summary.median_overhead:.2f}")
+    table.add_row("validated in one round", str(summary.one_round))
+    for category, count in sorted(summary.failures.items()):
+        table.add_row(f"not validated: {category}", str(count))
+    out.print(table)

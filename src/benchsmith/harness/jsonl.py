@@ -1,0 +1,108 @@
+"""JSON Lines files: appended record by record from many threads, resumable after a kill, and
+the JSON/JSONL inputs users hand us, read record by record with one problem line each."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from benchsmith.core import BenchsmithError
+
+
+def load_finished(out: Path) -> set[str]:
+    """Inputs already answered in `out`; a half-written last line (from a kill) is cut off."""
+    if not out.exists():
+        return set()
+    data = out.read_bytes()
+    good_end = 0
+    done: set[str] = set()
+    offset = 0
+    for chunk in data.splitlines(keepends=True):
+        offset += len(chunk)
+        if not chunk.endswith(b"\n"):
+            break
+        try:
+            record = json.loads(chunk)
+        except json.JSONDecodeError:
+            break
+        good_end = offset
+        if isinstance(record, dict) and record.get("input"):
+            done.add(str(record["input"]))
+    if good_end != len(data):
+        with open(out, "r+b") as handle:
+            handle.truncate(good_end)
+    return done
+
+
+class JsonlWriter:
+    """Appends one record per line, flushed and synced, from many threads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, record: BaseModel | dict[str, Any]) -> None:
+        """Append `record` (a model, or a JSON-ready dict) as one JSON line."""
+        if isinstance(record, BaseModel):
+            line = record.model_dump_json() + "\n"
+        else:
+            line = json.dumps(record, ensure_ascii=False) + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def read_records(path: Path, what: str) -> list[tuple[str, Any]]:
+    """(where, record) for every JSON record of a JSON list/object or JSONL file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BenchsmithError(f"{what} file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BenchsmithError(f"cannot read {what} file {path}: {exc}") from None
+    stripped = text.lstrip()
+    if stripped.startswith(("[", "{")):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None  # JSONL starts with "{" too
+        if isinstance(data, list):
+            return [(f"{path.name}[{i}]", item) for i, item in enumerate(data)]
+        if isinstance(data, dict):
+            if "instance_id" in data:
+                return [(path.name, data)]
+            # {instance_id: prediction}, as some tools write them
+            return [(f"{path.name}[{key!r}]", {"instance_id": key, **item})
+                    if isinstance(item, dict) else (f"{path.name}[{key!r}]", item)
+                    for key, item in data.items()]
+    records: list[tuple[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((f"{path.name}:{number}", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            records.append((f"{path.name}:{number}", f"not JSON ({exc.msg})"))
+    return records
+
+
+
+
+def records_by_key(path: Path, key: str) -> dict[str, dict[str, Any]]:
+    """The JSON lines of `path` by their `key` field (later lines win); a half-written last
+    line from a kill is cut off first."""
+    load_finished(path)
+    found: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                found[str(record[key])] = record
+    return found

@@ -1,0 +1,36 @@
+"""A fresh sandbox with a checkout and an environment installed by recorded commands."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from benchsmith.core import BenchsmithError, Sandbox, output_tail
+from benchsmith.harness.checkout import Checkout, materialize
+from benchsmith.sandbox.config import SandboxConfig, make_sandbox
+
+
+def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
+                    install: list[str], exclude_newer: str, timeout: float) -> Sandbox:
+    """A fresh sandbox with the checkout, a Python `python` venv and the `install` commands run.
+
+    Raises BenchsmithError (after closing the sandbox) when a command fails.
+    """
+    sandbox = make_sandbox(config)
+    workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
+    try:
+        repo_dir = materialize(checkout, workspace / "repo", portable=config.portable_checkout)
+        sandbox.upload(repo_dir, sandbox.workdir)
+        sandbox.setup_python(python)
+        for command in install:
+            result = sandbox.exec(command, env={"UV_EXCLUDE_NEWER": exclude_newer}, timeout=timeout)
+            if not result.ok:
+                tail = output_tail(result.output) if result.output.strip() else ""
+                raise BenchsmithError(f"install failed at {checkout.commit[:12]}: {tail}")
+    except BaseException:
+        sandbox.close()
+        raise
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+    return sandbox

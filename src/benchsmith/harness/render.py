@@ -1,0 +1,170 @@
+"""Render plans and test specs into the shell commands that are run and recorded: here, once.
+
+A :class:`~benchsmith.core.Plan` gives the install commands and the whole-suite test command;
+:func:`test_spec` keeps its test part as a structured :class:`~benchsmith.instance.TestSpec`,
+and :func:`render_spec` runs that spec on any set of test files.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from benchsmith.core import Plan
+from benchsmith.instance import TaskInstance, TestSpec
+
+# pytest options whose value is the next word.
+PYTEST_VALUE_OPTIONS = {
+    "-k", "-m", "-p", "-c", "-o", "-W", "-n", "-r", "--ignore", "--deselect", "--rootdir",
+    "--confcutdir", "--basetemp", "--tb", "--durations", "--maxfail", "--cov-report",
+    "--cov-config", "--junitxml", "--junit-xml", "--log-level", "--import-mode", "--timeout",
+    "--dist", "--reruns", "--ignore-glob", "--override-ini", "--color", "--numprocesses",
+    "--cov-fail-under", "--benchmark-columns", "--benchmark-sort", "--benchmark-group-by",
+    "--html", "--doctest-glob", "--capture", "--pyargs-root", "--ds", "--reruns-delay",
+    "--hypothesis-profile", "--hypothesis-seed", "--randomly-seed", "--count",
+}
+
+
+def _pin_flags(plan: Plan) -> list[str]:
+    flags = ["--exclude-newer", plan.exclude_newer]
+    for name, stamp in sorted(plan.exclude_newer_packages.items()):
+        flags += ["--exclude-newer-package", f"{name}={stamp}"]
+    return flags
+
+
+def _join(words: list[str]) -> str:
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def render_install(plan: Plan, apt: bool = True) -> list[str]:
+    """The install commands: Debian packages, build tools, then one uv resolution for everything."""
+    commands: list[str] = []
+    if apt and plan.apt_packages:
+        commands.append(
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+            "--no-install-recommends " + _join(sorted(set(plan.apt_packages)))
+        )
+    base = ["uv", "pip", "install", *_pin_flags(plan)]
+    if not plan.build_isolation and plan.build_requirements:
+        commands.append(_join(base + sorted(set(plan.build_requirements))))
+    words = list(base)
+    if not plan.build_isolation:
+        words.append("--no-build-isolation")
+    if plan.install_project:
+        target = "." + (f"[{','.join(plan.extras)}]" if plan.extras else "")
+        words += ["-e", target] if plan.editable else [target]
+    for path in plan.requirement_files:
+        words += ["-r", path]
+    for group in plan.groups:
+        words += ["--group", group]
+    words += list(dict.fromkeys(plan.packages))
+    if len(words) > len(base) + (0 if plan.build_isolation else 1):
+        commands.append(_join(words))
+    return commands
+
+
+def render_reinstall(plan: Plan | None) -> str | None:
+    """The command that reinstalls the project alone (another commit, same dependencies);
+    None when the plan does not install the project."""
+    if plan is not None and not plan.install_project:
+        return None
+    return "uv pip install --no-deps --reinstall " + ("-e ." if plan is None or plan.editable else ".")
+
+
+def _env_prefix(env: dict[str, str]) -> str:
+    return "".join(f"{k}={shlex.quote(v)} " for k, v in sorted(env.items()))
+
+
+def render_test(plan: Plan) -> list[str]:
+    """The whole-suite test command, asking the runner for per-test results (-rA, -v)."""
+    if plan.runner == "unittest":
+        words = ["python", "-m", "unittest", *(plan.test_args or ["discover"])]
+        if "-v" not in words:
+            words.append("-v")
+        return [_env_prefix(plan.env) + _join(words)]
+    return [_env_prefix(plan.env) + _join(_pytest_words(plan.disabled_plugins,
+                                                       plan.ini_overrides, plan.test_args))]
+
+
+def _pytest_words(disabled_plugins: list[str], ini_overrides: dict[str, str],
+                  args: list[str]) -> list[str]:
+    words = ["python", "-m", "pytest", "-rA", "-p", "no:cacheprovider"]
+    for plugin in disabled_plugins:
+        words += ["-p", f"no:{plugin}"]
+    for key, value in sorted(ini_overrides.items()):
+        words += ["-o", f"{key}={value}"]
+    return words + args
+
+
+def test_spec(plan: Plan, files: list[str]) -> TestSpec:
+    """The plan's test command as a structured spec for `files` (the plan's own test paths
+    are left out: the spec runs the files it is given)."""
+    positional = set(positional_args(plan.test_args))
+    options = [a for i, a in enumerate(plan.test_args) if i not in positional]
+    return TestSpec(runner=plan.runner, args=options, env=dict(plan.env),
+                    ini_overrides=dict(plan.ini_overrides),
+                    disabled_plugins=list(plan.disabled_plugins), files=list(files))
+
+
+def render_spec(spec: TestSpec, files: list[str] | None = None) -> str:
+    """The command that runs `files` (default: the spec's own) the way the spec says."""
+    files = spec.files if files is None else files
+    if spec.runner == "unittest":
+        modules = [f.removesuffix(".py").replace("/", ".") for f in files]
+        return _env_prefix(spec.env) + _join(["python", "-m", "unittest", "-v", *modules])
+    return _env_prefix(spec.env) + _join(_pytest_words(spec.disabled_plugins, spec.ini_overrides,
+                                                       spec.args + files))
+
+
+def instance_spec(instance: TaskInstance) -> TestSpec:
+    """How `instance`'s tests run: its recorded spec, or for instances written before specs were
+    recorded (benchsmith 0.1.0), the spec read once from its rendered command."""
+    if instance.test_spec is not None:
+        return instance.test_spec
+    return spec_from_command(instance.test[0] if instance.test else "", instance.test_runner,
+                             instance.test_files)
+
+
+def spec_from_command(command: str, runner: str, files: list[str]) -> TestSpec:
+    """The spec of a command rendered by benchsmith 0.1.0 (only :func:`instance_spec` calls it,
+    for old files; nothing else reads a command back)."""
+    words = shlex.split(command) if command else []
+    env: dict[str, str] = {}
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    spec = TestSpec(runner="unittest" if runner == "unittest" else "pytest", env=env, files=files)
+    if "pytest" not in words:
+        return spec
+    args = words[words.index("pytest") + 1:]
+    positional = set(positional_args(args))
+    args = [a for i, a in enumerate(args) if i not in positional]
+    index = 0
+    while index < len(args):  # what _pytest_words adds by itself
+        if args[index] == "-rA":
+            index += 1
+        elif args[index] == "-p" and index + 1 < len(args) and args[index + 1] == "no:cacheprovider":
+            index += 2
+        else:
+            spec.args.append(args[index])
+            index += 1
+    return spec
+
+
+def render(plan: Plan, apt: bool = True) -> tuple[list[str], list[str]]:
+    """Install and test commands for `plan` (`apt=False` where system packages are off-limits)."""
+    return render_install(plan, apt), render_test(plan)
+
+
+def positional_args(args: list[str]) -> list[int]:
+    """Indexes of the positional (path-like) arguments in a pytest argument list."""
+    found: list[int] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word.startswith("-"):
+            takes_value = word in PYTEST_VALUE_OPTIONS
+            index += 2 if takes_value else 1
+            continue
+        found.append(index)
+        index += 1
+    return found

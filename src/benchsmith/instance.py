@@ -1,0 +1,124 @@
+"""The task instance, one model for every capability: SWE-bench's fields plus benchsmith's.
+
+SWE-bench stores ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` as JSON-encoded strings; here they are
+lists, decoded when a record is read and encoded again when one is written
+(:meth:`TaskInstance.to_record`), so files stay loadable by SWE-bench's own tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from benchsmith.core import Provenance
+
+GOLD = "gold"
+_ENCODED = ("FAIL_TO_PASS", "PASS_TO_PASS")
+
+
+class TestSpec(BaseModel):
+    """How an instance's tests run, structured; :func:`benchsmith.harness.render.render_spec`
+    turns it into the command (so nothing ever parses a command line back)."""
+
+    __test__ = False
+
+    runner: Literal["pytest", "unittest"] = "pytest"
+    args: list[str] = Field(default_factory=list)  # runner options, without test paths
+    env: dict[str, str] = Field(default_factory=dict)
+    ini_overrides: dict[str, str] = Field(default_factory=dict)  # pytest -o key=value
+    disabled_plugins: list[str] = Field(default_factory=list)  # pytest -p no:name
+    files: list[str] = Field(default_factory=list)  # the test modules the instance runs
+
+
+class TaskInstance(BaseModel):
+    """A SWE-bench task instance plus how to install and test it.
+
+    Only ``instance_id``, ``repo`` and ``base_commit`` are required, so published datasets that
+    ship no environment read as well as the instances ``benchsmith build`` writes.
+    """
+
+    model_config = ConfigDict(extra="allow")  # fields of other datasets are kept as they are
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    patch: str = ""
+    test_patch: str = ""
+    problem_statement: str = ""
+    hints_text: str = ""
+    created_at: str = ""
+    version: str = ""
+    FAIL_TO_PASS: list[str] = Field(default_factory=list)
+    PASS_TO_PASS: list[str] = Field(default_factory=list)
+    environment_setup_commit: str = ""
+    # benchsmith's fields
+    install: list[str] = Field(default_factory=list)
+    test: list[str] = Field(default_factory=list)  # rendered from test_spec
+    test_spec: TestSpec | None = None
+    test_files: list[str] = Field(default_factory=list)
+    python: str = ""
+    exclude_newer: str = ""
+    runner: str = ""
+    image: str | None = None
+    flaky: list[str] = Field(default_factory=list)
+    FAIL_TO_FAIL: list[str] = Field(default_factory=list)  # fail with the gold fix too
+    PASS_TO_FAIL: list[str] = Field(default_factory=list)
+    issue_numbers: list[int] = Field(default_factory=list)
+    problem_source: str = "issue"
+    instance_s: float = 0.0  # marginal time of this instance (environment known)
+    tests_s: float = 0.0  # of which: test runs
+    provenance: Provenance | None = None
+
+    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL", mode="before")
+    @classmethod
+    def _decode_list(cls, value: Any) -> Any:
+        # SWE-bench stores these lists JSON-encoded in a string.
+        return json.loads(value) if isinstance(value, str) else value
+
+    @property
+    def test_runner(self) -> Literal["pytest", "unittest"]:
+        """"pytest" or "unittest", from the spec, the recorded runner or the test command."""
+        if self.test_spec is not None:
+            return self.test_spec.runner
+        if self.runner in {"pytest", "unittest"}:
+            return "unittest" if self.runner == "unittest" else "pytest"
+        return "unittest" if any("unittest" in c for c in self.test) else "pytest"
+
+    def pin(self) -> str:
+        """The pinning timestamp: the recorded one, else midnight of `created_at`'s day ("" if
+        neither is known)."""
+        if self.exclude_newer:
+            return self.exclude_newer
+        return f"{self.created_at[:10]}T00:00:00Z" if self.created_at[:10] else ""
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON record as written: SWE-bench's encoding of the two test lists."""
+        record = self.model_dump(mode="json", exclude_none=True)
+        for key in _ENCODED:
+            record[key] = json.dumps(record[key])
+        return record
+
+    def to_json(self) -> str:
+        """One JSONL line (without the newline)."""
+        return json.dumps(self.to_record(), ensure_ascii=False)
+
+
+class Prediction(BaseModel):
+    """One model output in SWE-bench's format."""
+
+    instance_id: str
+    model_name_or_path: str = "unknown"
+    model_patch: str = ""
+
+    @property
+    def model(self) -> str:
+        """A file-name-safe model name (the last component of a path-like name)."""
+        name = self.model_name_or_path.rstrip("/").rsplit("/", 1)[-1] or "unknown"
+        return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+    def digest(self, *extra: str) -> str:
+        """A fingerprint of the prediction (and of anything else that decides its result)."""
+        return hashlib.sha256("\0".join([self.model_patch, *extra]).encode()).hexdigest()[:16]

@@ -1,0 +1,84 @@
+"""Docker reusable environments: one image per key (the instance image ``benchsmith/inst...``),
+committed from the prepared container; containers of it are started ahead of use."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
+
+from benchsmith.core import BenchsmithError, Sandbox
+from benchsmith.sandbox.docker.base import docker_client
+from benchsmith.sandbox.docker.config import DockerSandboxConfig
+from benchsmith.sandbox.docker.images import start_from_image
+from benchsmith.sandbox.docker.rootfs import image_exists
+from benchsmith.sandbox.docker.sandbox import DockerSandbox
+from benchsmith.sandbox.store import EnvironmentKey, Stored, instance_name
+
+
+class DockerStore:
+    """Environments as images; a fresh container of one is already pristine."""
+
+    def __init__(self, config: DockerSandboxConfig) -> None:
+        self.config = config
+        self._warmer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchsmith-warm")
+        self._warm: dict[str, Future[DockerSandbox]] = {}
+
+    @staticmethod
+    def image(key: EnvironmentKey) -> str:
+        """The image that holds `key`'s environment."""
+        return key.image or instance_name(key.repo, key.commit)
+
+    def reserve(self, key: EnvironmentKey) -> AbstractContextManager[None]:
+        """Containers never share state: nothing to lock."""
+        return contextlib.nullcontext()
+
+    def open(self, key: EnvironmentKey) -> Stored | None:
+        """A running container of the image (started ahead by :meth:`warm` when it was)."""
+        image = self.image(key)
+        if not image_exists(docker_client(), image):
+            return None
+        return Stored(sandbox=self._take_warm(key.name) or start_from_image(image, self.config),
+                      tree=None)
+
+    def config_for(self, key: EnvironmentKey) -> DockerSandboxConfig:
+        """New environments are prepared from the ordinary base images."""
+        return self.config
+
+    def save(self, sandbox: Sandbox, key: EnvironmentKey, tree: str) -> None:
+        """Commit the prepared container as the environment's image."""
+        sandbox.snapshot(self.image(key), {"benchsmith.repo": key.repo,
+                                           "benchsmith.commit": key.commit})
+
+    def discard(self, key: EnvironmentKey) -> None:
+        """Nothing is committed before :meth:`save`."""
+
+    def release(self, sandbox: Sandbox) -> None:
+        """Remove the container off the critical path (a non-daemon thread: the process still
+        waits for it before exiting)."""
+        threading.Thread(target=sandbox.close, name="benchsmith-close").start()
+
+    def warm(self, key: EnvironmentKey) -> None:
+        """Start a container of `key`'s image in the background, so opening it does not wait."""
+        if key.name in self._warm:
+            return
+        image = self.image(key)
+        if image_exists(docker_client(), image):
+            self._warm[key.name] = self._warmer.submit(start_from_image, image, self.config)
+
+    def _take_warm(self, name: str) -> DockerSandbox | None:
+        future = self._warm.pop(name, None)
+        if future is None:
+            return None
+        try:
+            return future.result()
+        except BenchsmithError:
+            return None  # started again the ordinary way, which reports the problem
+
+    def close(self) -> None:
+        """Remove containers started for evaluations that never came."""
+        warmed, self._warm = self._warm, {}
+        for future in warmed.values():
+            if not future.cancel() and future.exception() is None:
+                future.result().close()
