@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from benchsmith.core import Provenance
 from benchsmith.harness.testrun import TestRun
 from benchsmith.harness.worktree import ApplyResult
 
@@ -94,3 +95,4 @@ class InstanceReport(BaseModel):
     tests_s: float = 0.0  # time in test commands only
     duration_s: float = 0.0  # the whole evaluation of this prediction
     logs: dict[str, str] = Field(default_factory=dict)
+    provenance: Provenance | None = None

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from benchsmith.core import BenchsmithError
+from benchsmith import __version__
+from benchsmith.core import BenchsmithError, Provenance
 from benchsmith.evaluation.environment import Environments
 from benchsmith.evaluation.models import InstanceReport, Mode
 from benchsmith.harness.worktree import Worktree
@@ -48,6 +49,10 @@ class Evaluation:
         self.test_predictions = test_predictions or {}
         self.progress = progress or (lambda message: None)
         self._cancelled = threading.Event()
+        config = environments.config
+        self.provenance = Provenance(benchsmith_version=__version__, backend=config.type,
+                                     sandbox=config.model_dump(mode="json"),
+                                     options=options.model_dump(mode="json", exclude={"run_dir"}))
 
     def run(self, instances: dict[str, TaskInstance], predictions: list[Prediction]) -> list[InstanceReport]:
         """Evaluate every prediction (in parallel with `jobs`); return their reports."""
@@ -94,7 +99,8 @@ class Evaluation:
         if previous and previous.prediction_digest == digest and not previous.infrastructure_failure:
             return previous
         report = InstanceReport(instance_id=instance.instance_id, model=prediction.model,
-                                mode=self.options.mode, prediction_digest=digest)
+                                mode=self.options.mode, prediction_digest=digest,
+                                provenance=self.provenance)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "prediction.patch").write_text(prediction.model_patch, encoding="utf-8")
         started = time.monotonic()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from benchsmith.core import Provenance
 from benchsmith.evaluation.models import InstanceReport
 from benchsmith.evaluation.run import REPORT, read_report, verdict
 
@@ -25,6 +26,7 @@ class FilterSummary(BaseModel):
 class ModelSummary(BaseModel):
     """One model's results in a run."""
 
+    provenance: Provenance | None = None  # of its latest report: how the run was made
     model: str
     mode: str
     evaluated: int = 0
@@ -57,7 +59,9 @@ def _rate(count: int, total: int) -> float:
 
 
 def _summarize(model: str, reports: list[InstanceReport]) -> ModelSummary:
-    summary = ModelSummary(model=model, mode=reports[0].mode, evaluated=len(reports))
+    summary = ModelSummary(model=model, mode=reports[0].mode, evaluated=len(reports),
+                           provenance=next((r.provenance for r in reversed(reports) if r.provenance),
+                                           None))
     for report in reports:
         summary.ids.setdefault(verdict(report), []).append(report.instance_id)
         summary.applied += report.applied

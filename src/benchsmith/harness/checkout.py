@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 import subprocess
-from datetime import UTC, date, datetime
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -138,7 +138,7 @@ def resolve(source: str, rev: str | None = None, on_date: str | None = None,
     if git_dir is None:
         if rev:
             raise BenchsmithError(f"{source} is not a git repository, so --rev cannot be used")
-        stamp = (day or datetime.now(UTC).date()).isoformat()
+        stamp = (day or datetime.now(timezone.utc).date()).isoformat()
         return Checkout(source=str(Path(source).resolve()), repo=name, git_dir=None,
                         commit="worktree", commit_date=stamp,
                         exclude_newer=f"{stamp}T00:00:00Z")
@@ -164,7 +164,7 @@ def resolve(source: str, rev: str | None = None, on_date: str | None = None,
     if day:
         exclude_newer = f"{day.isoformat()}T00:00:00Z"
     else:
-        committed = datetime.fromisoformat(commit_date).astimezone(UTC)
+        committed = datetime.fromisoformat(commit_date).astimezone(timezone.utc)
         exclude_newer = committed.strftime("%Y-%m-%dT%H:%M:%SZ")
     return Checkout(source=source, repo=name, git_dir=git_dir, commit=commit,
                     commit_date=commit_date, exclude_newer=exclude_newer)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchsmith.core import BenchsmithError, Plan, Sandbox
+from benchsmith.core import BenchsmithError, Plan, Provenance, Sandbox
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import Checkout, git, materialize, resolve
 from benchsmith.harness.jsonl import JsonlWriter, records_by_key
@@ -185,16 +185,14 @@ class InstanceBuilder:
         environment.sandbox, environment.sandbox_commit = sandbox, checkout.commit
         return sandbox
 
-    def _instance_image(self, record: SetupRecord, checkout: Checkout) -> str:
+    def _instance_image(self, record: SetupRecord, checkout: Checkout) -> str | None:
         """The per-instance image: the base commit's checkout on top of the environment image."""
-        from benchsmith.sandbox.docker.images import build_instance_image
-
         assert record.image is not None
         workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
         try:
             repo_dir = materialize(checkout, workspace / "repo", portable=True)
-            return build_instance_image(record.image, record.repo, checkout.commit, repo_dir,
-                                        render_reinstall(record.plan))
+            return self.engine.options.sandbox.derive_image(
+                record.image, record.repo, checkout.commit, repo_dir, render_reinstall(record.plan))
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
 
@@ -213,7 +211,13 @@ class InstanceBuilder:
             flaky=behaviour.flaky, FAIL_TO_FAIL=behaviour.FAIL_TO_FAIL,
             PASS_TO_FAIL=behaviour.PASS_TO_FAIL, issue_numbers=pr.issue_numbers,
             problem_source=pr.problem_source, tests_s=behaviour.tests_s,
+            provenance=self._provenance(),
         )
+
+    def _provenance(self) -> Provenance:
+        provenance = self.engine.provenance()
+        provenance.options.update(runs=self.runs, per_repo=self.per_repo)
+        return provenance
 
 
 def _same_dependencies(checkout: Checkout, previous: str) -> bool:

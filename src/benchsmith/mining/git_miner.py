@@ -13,7 +13,7 @@ import re
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
@@ -197,7 +197,7 @@ def _load_issues(path: Path) -> dict[int, dict]:
 
 def _instant(stamp: str) -> datetime:
     moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def _title_body(message: str) -> tuple[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -49,6 +50,16 @@ class LocalSandboxConfig(BaseModel):
     def snapshots(self) -> bool:
         """Whether a sandbox can be saved as a reusable environment image (`Sandbox.snapshot`)."""
         return False
+
+    def image_recipe(self, repo: str, commit: str, python: str, exclude_newer: str,
+                     install: list[str]) -> str | None:
+        """A recipe that rebuilds a snapshot of this backend from scratch (None: no snapshots)."""
+        return None
+
+    def derive_image(self, base: str, repo: str, commit: str, checkout_dir: Path,
+                     reinstall: str | None) -> str | None:
+        """An image of `commit`'s checkout on top of snapshot `base` (None: no snapshots)."""
+        return None
 
 
 SandboxConfig = Annotated[LocalSandboxConfig | DockerSandboxConfig, Field(discriminator="type")]

@@ -201,11 +201,9 @@ class SetupEngine:
         record.clean_run_s = iteration.duration_s
         record.image = iteration.image
         if record.image:
-            # The image's recipe: the same commands from the base image (Docker's snapshots).
-            from benchsmith.sandbox.docker.images import render_dockerfile
-
-            record.dockerfile = render_dockerfile(record.repo, record.commit or "", plan.python,
-                                                  record.exclude_newer or "", record.install)
+            record.dockerfile = self.options.sandbox.image_recipe(
+                record.repo, record.commit or "", plan.python, record.exclude_newer or "",
+                record.install)
         if self.refdb is not None:
             self.refdb.save(checkout.repo, checkout.commit, checkout.pin_date, plan, record.install,
                             record.test, record.pass_rate, backend=self.options.sandbox.type)

@@ -6,7 +6,7 @@ import json
 import os
 import sqlite3
 import threading
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -73,7 +73,7 @@ class ReferenceDB:
              test: list[str], pass_rate: float | None, backend: str = "local") -> None:
         """Store (or replace) the validated plan for `repo` at `commit`."""
         row = (repo, commit, date[:10], plan.python, json.dumps(install), json.dumps(test),
-               plan.model_dump_json(), pass_rate, backend, datetime.now(UTC).isoformat())
+               plan.model_dump_json(), pass_rate, backend, datetime.now(timezone.utc).isoformat())
         with self._lock, self._connect() as db:
             db.execute("INSERT OR REPLACE INTO specs VALUES (?,?,?,?,?,?,?,?,?,?)", row)
 

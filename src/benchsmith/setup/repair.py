@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -123,7 +123,7 @@ def repair_conflicting_extra(plan: Plan, diagnosis: Diagnosis, context: RepoCont
 def repair_unsatisfiable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """Relaxation: a requirement has no version before the date, so lift the pin for it alone."""
     relaxed = []
-    today = datetime.now(UTC).strftime("%Y-%m-%dT00:00:00Z")
+    today = datetime.now(timezone.utc).strftime("%Y-%m-%dT00:00:00Z")
     for package in diagnosis.facts.get("packages", []):
         name = canonicalize_name(package)
         if name not in plan.exclude_newer_packages:

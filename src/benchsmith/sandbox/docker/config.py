@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,3 +58,18 @@ class DockerSandboxConfig(BaseModel):
     def snapshots(self) -> bool:
         """A container can be committed as an image."""
         return True
+
+    def image_recipe(self, repo: str, commit: str, python: str, exclude_newer: str,
+                     install: list[str]) -> str | None:
+        """The Dockerfile that rebuilds an environment image from its base image."""
+        from benchsmith.sandbox.docker.images import render_dockerfile
+
+        return render_dockerfile(repo, commit, python, exclude_newer, install)
+
+    def derive_image(self, base: str, repo: str, commit: str, checkout_dir: Path,
+                     reinstall: str | None) -> str | None:
+        """Build the instance image: `commit`'s checkout (and `reinstall`) on top of `base`,
+        sharing its dependency layers."""
+        from benchsmith.sandbox.docker.images import build_instance_image
+
+        return build_instance_image(base, repo, commit, checkout_dir, reinstall)
