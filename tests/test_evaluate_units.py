@@ -13,7 +13,7 @@ from benchsmith.evaluation.inputs import load_instances, load_predictions
 from benchsmith.evaluation.models import FixOutcome, TestOutcome
 from benchsmith.evaluation.swt import grade_tests
 from benchsmith.harness.testrun import TestRun, infrastructure_problem
-from benchsmith.instance import Prediction, TaskInstance
+from benchsmith.instance import Prediction, TaskInstance, TestSpec
 
 INSTANCE = TaskInstance(instance_id="o__r-1", repo="o/r", base_commit="abc", test=["pytest"],
                         FAIL_TO_PASS='["t::f2p_a", "t::f2p_b"]', PASS_TO_PASS=["t::p2p"])
@@ -127,12 +127,14 @@ def test_test_commands_are_wrapped_in_coverage(tmp_path: Path) -> None:
     with make_sandbox(LocalSandboxConfig()) as sandbox:
         runner = CoverageRunner.__new__(CoverageRunner)
         runner.sandbox, runner.prefix, runner.pytest_cov, runner.xdist = sandbox, "", True, True
-        wrapped = runner.wrap("A=1 python -m pytest -rA -n auto tests/t.py", "model-fixed", ["pkg/x.py"])
+        spec = TestSpec(args=["-n", "auto"], env={"A": "1"})
+        wrapped = runner.command(spec, ["tests/t.py"], "model-fixed", ["pkg/x.py"])
         assert wrapped == ("A=1 python -m coverage run --rcfile=../benchsmith-cov/model-fixed.rc "
-                           "-m pytest -rA -n auto tests/t.py --no-cov -n 0")
+                           "-m pytest -rA -p no:cacheprovider -n auto tests/t.py --no-cov -n 0")
         rc = sandbox.read_file("../benchsmith-cov/model-fixed.rc").decode()
         assert "include =\n    pkg/x.py\n" in rc and "dynamic_context = test_function" in rc
         runner.prefix = "PYTHONPATH=/tools "
-        assert runner.wrap("pytest -q t.py", "n", ["x.py"]).startswith(
-            "PYTHONPATH=/tools python -m coverage run --rcfile=../benchsmith-cov/n.rc -m pytest -q t.py")
-        assert runner.wrap("python -m unittest -v a.b", "u", ["x.py"]).endswith("-m unittest -v a.b")
+        assert runner.command(TestSpec(args=["-q"]), ["t.py"], "n", ["x.py"]).startswith(
+            "PYTHONPATH=/tools python -m coverage run --rcfile=../benchsmith-cov/n.rc -m pytest")
+        assert runner.command(TestSpec(runner="unittest"), ["a/b.py"], "u", ["x.py"]).endswith(
+            "-m unittest -v a.b")

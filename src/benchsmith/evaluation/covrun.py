@@ -8,15 +8,14 @@ date like everything else. pytest-cov and pytest-xdist are neutralised for these
 from __future__ import annotations
 
 import posixpath
-import re
 import shlex
 
 from benchsmith.core import Sandbox
 from benchsmith.evaluation.changecov import CoverageData, parse_coverage_json
+from benchsmith.harness.render import render_spec
+from benchsmith.instance import TestSpec
 
 COV_DIR = "../benchsmith-cov"
-_PYTHON_M = re.compile(r"(?P<python>\bpython[0-9.]*)\s+-m\s+(?P<module>pytest|unittest)\b")
-_BARE_PYTEST = re.compile(r"^(?P<env>(?:\w+=\S*\s+)*)(?:py\.test|pytest)\b")
 
 
 class CoverageRunner:
@@ -62,22 +61,17 @@ class CoverageRunner:
         result = self.sandbox.exec(f"{self.prefix}python -c {shlex.quote(probe)}", timeout=timeout)
         return result.output.split() if result.ok else []
 
-    def wrap(self, command: str, name: str, include: list[str]) -> str:
-        """`command` measured under coverage (data and rc file named after `name`)."""
+    def command(self, spec: TestSpec, files: list[str], name: str, include: list[str]) -> str:
+        """The command running `files` as `spec` says, measured under coverage (data and rc
+        file named after `name`, only the `include` files measured)."""
         rc = f"{COV_DIR}/{name}.rc"
         lines = ["[run]", f"data_file = {COV_DIR}/{name}.data", "relative_files = True",
                  "dynamic_context = test_function", "include ="]
         lines += [f"    {path}" for path in include] or ["    __nothing__"]
         self.sandbox.write_file(rc, ("\n".join(lines) + "\n").encode())
-        runner = f"python -m coverage run --rcfile={rc} -m"
-        wrapped, count = _PYTHON_M.subn(lambda m: f"{runner} {m.group('module')}", command, count=1)
-        if not count:
-            wrapped, count = _BARE_PYTEST.subn(lambda m: f"{m.group('env')}{runner} pytest",
-                                               command, count=1)
-        if "-m unittest" not in command:
-            wrapped += " --no-cov" if self.pytest_cov else ""
-            wrapped += " -n 0" if self.xdist else ""
-        return self.prefix + wrapped
+        extra = (("--no-cov",) if self.pytest_cov else ()) + (("-n", "0") if self.xdist else ())
+        launcher = ("python", "-m", "coverage", "run", f"--rcfile={rc}", "-m")
+        return self.prefix + render_spec(spec, files, launcher=launcher, pytest_extra=extra)
 
     def collect(self, name: str) -> CoverageData:
         """The coverage of run `name` (empty when nothing was measured)."""

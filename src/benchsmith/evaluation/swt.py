@@ -72,9 +72,10 @@ class _Runner:
         present = existing_files(self.worktree, self.files)
         if not present:
             return TestRun(), CoverageData()
-        command = render_spec(self.spec, present)
         if self.coverage.available and self.include:
-            command = self.coverage.wrap(command, name.replace("@", "-"), self.include)
+            command = self.coverage.command(self.spec, present, name.replace("@", "-"), self.include)
+        else:
+            command = render_spec(self.spec, present)
         run = run_tests(self.worktree.sandbox, [command], self.spec.runner, self.timeout,
                         self.directory / f"{name.replace('@', '-')}.txt")
         data = (self.coverage.collect(name.replace("@", "-"))

@@ -86,8 +86,8 @@ def render_test(plan: Plan) -> list[str]:
 
 
 def _pytest_words(disabled_plugins: list[str], ini_overrides: dict[str, str],
-                  args: list[str]) -> list[str]:
-    words = ["python", "-m", "pytest", "-rA", "-p", "no:cacheprovider"]
+                  args: list[str], launcher: tuple[str, ...] = ("python", "-m")) -> list[str]:
+    words = [*launcher, "pytest", "-rA", "-p", "no:cacheprovider"]
     for plugin in disabled_plugins:
         words += ["-p", f"no:{plugin}"]
     for key, value in sorted(ini_overrides.items()):
@@ -105,14 +105,19 @@ def test_spec(plan: Plan, files: list[str]) -> TestSpec:
                     disabled_plugins=list(plan.disabled_plugins), files=list(files))
 
 
-def render_spec(spec: TestSpec, files: list[str] | None = None) -> str:
-    """The command that runs `files` (default: the spec's own) the way the spec says."""
+def render_spec(spec: TestSpec, files: list[str] | None = None,
+                launcher: tuple[str, ...] = ("python", "-m"), pytest_extra: tuple[str, ...] = ()) -> str:
+    """The command that runs `files` (default: the spec's own) the way the spec says.
+
+    `launcher` runs the test runner module (e.g. under ``coverage run ... -m``); `pytest_extra`
+    is appended to a pytest command (options that neutralise plugins for such a run).
+    """
     files = spec.files if files is None else files
     if spec.runner == "unittest":
         modules = [f.removesuffix(".py").replace("/", ".") for f in files]
-        return _env_prefix(spec.env) + _join(["python", "-m", "unittest", "-v", *modules])
-    return _env_prefix(spec.env) + _join(_pytest_words(spec.disabled_plugins, spec.ini_overrides,
-                                                       spec.args + files))
+        return _env_prefix(spec.env) + _join([*launcher, "unittest", "-v", *modules])
+    words = _pytest_words(spec.disabled_plugins, spec.ini_overrides, spec.args + files, launcher)
+    return _env_prefix(spec.env) + _join(words + list(pytest_extra))
 
 
 def instance_spec(instance: TaskInstance) -> TestSpec:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from benchsmith.core import Diagnosis, ExecResult
+from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.setup.system_packages import debian_packages_for
 
 _NETWORK = re.compile(
@@ -63,7 +63,7 @@ REMOVED_APIS: list[tuple[re.Pattern[str], str]] = [
 
 
 def _tail(text: str, lines: int = 15) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
+    return output_tail(text, lines=lines, width=10_000)
 
 
 def _line_with(text: str, match: re.Match[str]) -> str:

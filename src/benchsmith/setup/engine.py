@@ -25,6 +25,7 @@ from benchsmith.core import (
     Repairer,
     Sandbox,
     TestStatus,
+    output_tail,
 )
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.render import render
@@ -287,8 +288,4 @@ def _command_run(phase: Literal["install", "test"], result: ExecResult,
                  tests: int | None = None) -> CommandRun:
     return CommandRun(phase=phase, command=result.command, returncode=result.returncode,
                       duration_s=result.duration_s, timed_out=result.timed_out, tests=tests,
-                      log_tail=_tail(result.output))
-
-
-def _tail(text: str, lines: int = 30) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+                      log_tail=output_tail(result.output, lines=30, width=10_000))
