@@ -95,7 +95,7 @@ def _pytest_words(disabled_plugins: list[str], ini_overrides: dict[str, str],
     return words + args
 
 
-def test_spec(plan: Plan, files: list[str]) -> TestSpec:
+def plan_spec(plan: Plan, files: list[str]) -> TestSpec:
     """The plan's test command as a structured spec for `files` (the plan's own test paths
     are left out: the spec runs the files it is given)."""
     positional = set(positional_args(plan.test_args))

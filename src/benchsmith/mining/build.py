@@ -15,7 +15,7 @@ from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import Checkout, git, materialize, resolve
 from benchsmith.harness.jsonl import JsonlWriter, records_by_key
 from benchsmith.harness.prepare import prepare_sandbox
-from benchsmith.harness.render import render_install, render_reinstall, render_spec, test_spec
+from benchsmith.harness.render import plan_spec, render_install, render_reinstall, render_spec
 from benchsmith.instance import TaskInstance
 from benchsmith.mining.models import Outcome, PullRequest
 from benchsmith.setup.engine import SetupEngine
@@ -143,7 +143,7 @@ class InstanceBuilder:
         plan = environment.plan.model_copy(update={"exclude_newer": checkout.exclude_newer})
         try:
             sandbox = self._prepare(environment, plan, checkout)
-            behaviour = run_instance_tests(sandbox, test_spec(plan, []), pr.patch, pr.test_patch,
+            behaviour = run_instance_tests(sandbox, plan_spec(plan, []), pr.patch, pr.test_patch,
                                            runs=self.runs,
                                            timeout=self.engine.options.test_timeout_s,
                                            progress=self.progress)
@@ -198,7 +198,7 @@ class InstanceBuilder:
 
     def _instance(self, pr: PullRequest, checkout: Checkout, plan: Plan,
                   environment: _Environment, behaviour: Behaviour) -> TaskInstance:
-        spec = test_spec(plan, behaviour.test_files)
+        spec = plan_spec(plan, behaviour.test_files)
         return TaskInstance(
             instance_id=instance_id(pr.repo, pr.number), repo=pr.repo, base_commit=pr.base_commit,
             patch=pr.patch, test_patch=pr.test_patch, problem_statement=pr.problem_statement,
