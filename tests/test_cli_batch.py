@@ -40,6 +40,13 @@ def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
         (["candidates"], "give exactly one of --from-pypi-top N and --repos FILE"),
         (["candidates", "--repos", "/no/such/file"], "/no/such/file"),
         (["build", "/no/such/prs.jsonl"], "PR file not found"),
+        (["verify", "list.txt", "--backend", "cloud"], "unknown backend 'cloud'"),
+        (["verify", "/no/such/instances.jsonl"], "instances file not found"),
+        (["evaluate", "--instances", "x", "--predictions", "gold", "--backend", "cloud"],
+         "unknown backend 'cloud'"),
+        (["build", "list.txt", "--ca-bundle", "/no/such/ca.pem"], "CA bundle not found"),
+        (["evaluate", "--instances", "x", "--predictions", "gold", "--source", "o/r"],
+         "invalid --source 'o/r'"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], expected: str, tmp_path: Path) -> None:

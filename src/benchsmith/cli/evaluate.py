@@ -38,6 +38,7 @@ def evaluate(
     from benchsmith.evaluation.run import EvalOptions, Evaluation
     from benchsmith.evaluation.summary import render, write_summary
 
+    sources = parse_sources(source)
     if mode not in ("fix", "test"):
         fail(f"unknown mode {mode!r}: use fix or test")
     if test_predictions is not None and mode != "fix":
@@ -61,7 +62,7 @@ def evaluate(
     if not name or "/" in name or name.startswith("."):
         fail(f"invalid run ID {name!r}")
     run_dir = output_dir / name
-    environments = Environments(sandbox, parse_sources(source), mirrors, timeout, progress=say)
+    environments = Environments(sandbox, sources, mirrors, timeout, progress=say)
     evaluation = Evaluation(EvalOptions(mode=mode, run_dir=run_dir, jobs=jobs, timeout_s=timeout),  # type: ignore[arg-type]
                             environments, tests, progress=say)
     say(f"evaluating {len(chosen)} prediction(s) in {mode} mode; run directory {run_dir}")

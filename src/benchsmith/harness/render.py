@@ -1,7 +1,7 @@
 """Render plans and test specs into the shell commands that are run and recorded: here, once.
 
 A :class:`~benchsmith.core.Plan` gives the install commands and the whole-suite test command;
-:func:`test_spec` keeps its test part as a structured :class:`~benchsmith.instance.TestSpec`,
+:func:`plan_spec` keeps its test part as a structured :class:`~benchsmith.instance.TestSpec`,
 and :func:`render_spec` runs that spec on any set of test files.
 """
 
