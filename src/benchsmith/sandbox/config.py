@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from benchsmith.sandbox.capabilities import SandboxCapabilities
 from benchsmith.sandbox.docker.config import DockerSandboxConfig
 
 if TYPE_CHECKING:
     from benchsmith.core import Sandbox
 
 
-class LocalSandboxConfig(BaseModel):
+class LocalSandboxConfig(SandboxCapabilities):
     """Run in a temporary directory on this machine with a uv virtualenv."""
 
     model_config = ConfigDict(extra="forbid")
@@ -34,32 +34,6 @@ class LocalSandboxConfig(BaseModel):
     root: str | None = None
     """Use this directory (created if missing, never deleted) instead of a fresh temporary one:
     a persistent environment that later sandboxes reopen."""
-
-    # -- capabilities: what callers may ask instead of which backend this is ------------
-    @property
-    def apt(self) -> bool:
-        """Whether commands may install Debian packages (never on the host)."""
-        return False
-
-    @property
-    def portable_checkout(self) -> bool:
-        """Whether checkouts must be self-contained (no links to the host's git objects)."""
-        return False
-
-    @property
-    def snapshots(self) -> bool:
-        """Whether a sandbox can be saved as a reusable environment image (`Sandbox.snapshot`)."""
-        return False
-
-    def image_recipe(self, repo: str, commit: str, python: str, exclude_newer: str,
-                     install: list[str]) -> str | None:
-        """A recipe that rebuilds a snapshot of this backend from scratch (None: no snapshots)."""
-        return None
-
-    def derive_image(self, base: str, repo: str, commit: str, checkout_dir: Path,
-                     reinstall: str | None) -> str | None:
-        """An image of `commit`'s checkout on top of snapshot `base` (None: no snapshots)."""
-        return None
 
 
 SandboxConfig = Annotated[LocalSandboxConfig | DockerSandboxConfig, Field(discriminator="type")]

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from benchsmith.sandbox.capabilities import SandboxCapabilities
 
 
-class DockerSandboxConfig(BaseModel):
+class DockerSandboxConfig(SandboxCapabilities):
     """Run in a throw-away Docker container, one per sandbox, from a per-Python base image."""
 
     model_config = ConfigDict(extra="forbid")
@@ -43,7 +45,7 @@ class DockerSandboxConfig(BaseModel):
     apt_allowed: bool = True
     """Let commands install Debian packages with apt-get; when false apt-get fails clearly."""
 
-    # -- capabilities (see LocalSandboxConfig) -------------------------------------------
+    # -- capabilities (see SandboxCapabilities) ------------------------------------------
     @property
     def apt(self) -> bool:
         """Whether commands may install Debian packages."""

@@ -1,0 +1,40 @@
+"""What a backend can do, asked by capability instead of by backend name.
+
+Every backend's configuration model derives from :class:`SandboxCapabilities`; the defaults
+describe the plainest backend (the host), and backends that can do more override them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+
+class SandboxCapabilities(BaseModel):
+    """Capabilities of a backend, answered by its configuration."""
+
+    @property
+    def apt(self) -> bool:
+        """Whether commands may install Debian packages (never on the host)."""
+        return False
+
+    @property
+    def portable_checkout(self) -> bool:
+        """Whether checkouts must be self-contained (no links to the host's git objects)."""
+        return False
+
+    @property
+    def snapshots(self) -> bool:
+        """Whether a sandbox can be saved as a reusable environment image (`Sandbox.snapshot`)."""
+        return False
+
+    def image_recipe(self, repo: str, commit: str, python: str, exclude_newer: str,
+                     install: list[str]) -> str | None:
+        """A recipe that rebuilds a snapshot of this backend from scratch (None: no snapshots)."""
+        return None
+
+    def derive_image(self, base: str, repo: str, commit: str, checkout_dir: Path,
+                     reinstall: str | None) -> str | None:
+        """An image of `commit`'s checkout on top of snapshot `base` (None: no snapshots)."""
+        return None
