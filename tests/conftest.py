@@ -69,3 +69,29 @@ def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BENCHSMITH_REFDB", str(tmp_path / "state" / "reference.sqlite"))
     monkeypatch.setenv("BENCHSMITH_CACHE", str(tmp_path / "state" / "cache"))
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret_should_not_leak")
+
+
+# -- the Docker engine: started by the suite itself when a collected test needs it -----------
+_engine: dict[str, object] = {}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start (and, if needed, install) a Docker engine when a `docker` test will run."""
+    if any(item.get_closest_marker("docker") for item in session.items):
+        from .docker_engine import start_engine
+
+        _engine["process"], _engine["problem"] = start_engine()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the engine the suite started (never one that was already running)."""
+    from .docker_engine import stop_engine
+
+    stop_engine(_engine.get("process"))  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _docker_engine_available(request: pytest.FixtureRequest) -> None:
+    """A Docker test fails with one clear line when no engine could be had."""
+    if request.node.get_closest_marker("docker") and _engine.get("problem"):
+        pytest.fail(f"Docker engine unavailable: {_engine['problem']}", pytrace=False)
