@@ -94,6 +94,19 @@ def test_timeout_kills_the_whole_process_group(box: Any) -> None:
     assert not _alive(box, "child.pid")
 
 
+def test_a_stalled_command_is_killed_once_its_output_stops_growing(box: Any) -> None:
+    started = time.monotonic()
+    result = box.exec("for i in 1 2 3; do echo tick $i; sleep 0.5; done; sleep 300 & "
+                      "echo $! > child.pid; wait", timeout=120, stall_timeout=2)
+    assert result.stalled and not result.timed_out and not result.ok
+    assert "tick 3" in result.output and "no new output for 2s" in result.output
+    assert time.monotonic() - started < 15
+    time.sleep(0.2)
+    assert not _alive(box, "child.pid")
+    steady = box.exec("for i in 1 2 3 4 5 6; do echo $i; sleep 0.6; done", stall_timeout=2)
+    assert steady.ok and not steady.stalled  # slow but steady output is not a stall
+
+
 def test_ctrl_c_during_a_command_kills_it(box: Any) -> None:
     box.exec("true")
     timer = threading.Timer(1, _thread.interrupt_main)

@@ -26,12 +26,13 @@ class ExecResult(BaseModel):
     returncode: int
     output: str = Field(description="stdout and stderr interleaved, possibly truncated")
     timed_out: bool = False
+    stalled: bool = False  # killed because its output stopped growing (see `stall_timeout`)
     duration_s: float = 0.0
     truncated: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.stalled
 
 
 class TestStatus(str, Enum):
@@ -168,8 +169,10 @@ class Sandbox(Protocol):
         cwd: str | None = None,
         env: dict[str, str] | None = None,
         timeout: float | None = None,
+        stall_timeout: float | None = None,
     ) -> ExecResult:
-        """Run a shell command; on timeout kill all its processes."""
+        """Run a shell command; on timeout kill all its processes. With `stall_timeout`, also
+        kill them once the output has not grown for that many seconds (a hung test)."""
 
     def write_file(self, path: str, content: bytes) -> None:
         """Write a file inside the sandbox."""

@@ -12,6 +12,7 @@ import tempfile
 import time
 import weakref
 from pathlib import Path
+from typing import IO
 
 from benchsmith.core import BenchsmithError, ExecResult
 from benchsmith.sandbox.config import LocalSandboxConfig
@@ -157,9 +158,11 @@ class LocalSandbox:
         cwd: str | None = None,
         env: dict[str, str] | None = None,
         timeout: float | None = None,
+        stall_timeout: float | None = None,
         use_venv: bool = True,
     ) -> ExecResult:
-        """Run `command` with bash; kill its whole process group on timeout or Ctrl-C."""
+        """Run `command` with bash; kill its whole process group on timeout, on a stall (no
+        new output for `stall_timeout` seconds) or on Ctrl-C."""
         timeout = timeout or self.config.timeout_s
         workdir = cwd or (self.workdir if os.path.isdir(self.workdir) else str(self.root))
         self._counter += 1
@@ -177,11 +180,11 @@ class LocalSandbox:
                 start_new_session=True,
             )
             self._running = proc
+            stalled = False
             try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill_group(proc)
+                timed_out, stalled = _wait(proc, log, timeout, stall_timeout)
+                if timed_out or stalled:
+                    _kill_group(proc)
             except BaseException:
                 _kill_group(proc)
                 raise
@@ -192,14 +195,46 @@ class LocalSandbox:
         returncode = proc.returncode if proc.returncode is not None else -9
         if timed_out:
             output += f"\n[benchsmith] command timed out after {timeout:.0f}s and was killed\n"
+        if stalled:
+            output += f"\n[benchsmith] no new output for {stall_timeout:.0f}s: the command was killed\n"
         return ExecResult(
             command=command,
             returncode=returncode,
             output=output,
             timed_out=timed_out,
+            stalled=stalled,
             duration_s=round(time.monotonic() - start, 3),
             truncated=truncated,
         )
+
+
+def _wait(proc: subprocess.Popen[bytes], log: IO[bytes], timeout: float,
+          stall_timeout: float | None) -> tuple[bool, bool]:
+    """Wait for `proc`: (timed out, stalled). A stall is `stall_timeout` seconds in which the
+    output file did not grow."""
+    deadline = time.monotonic() + timeout
+    if not stall_timeout:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return True, False
+        return False, False
+    size, grew = -1, time.monotonic()
+    while True:
+        now = time.monotonic()
+        try:
+            proc.wait(timeout=max(0.0, min(0.5, deadline - now)))
+            return False, False
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        current = os.fstat(log.fileno()).st_size
+        if current != size:
+            size, grew = current, now
+        if now >= deadline:
+            return True, False
+        if now - grew >= stall_timeout:
+            return False, True
 
 
 def _kill_group(proc: subprocess.Popen[bytes], leftovers_only: bool = False) -> None:

@@ -11,6 +11,7 @@ only the log file open, never the stream, so they cannot make an exec hang.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import threading
 import time
@@ -22,19 +23,37 @@ from benchsmith.sandbox.output import _HEAD_BYTES
 
 LOG_DIR = "/var/tmp/benchsmith"
 _MARK = b"@@benchsmith-exec@@"
-_HEADER = re.compile(rb"@@benchsmith-exec@@ rc=(\d+) size=(\d+)\n")
-# $1 pid file, $2 log file, $3 command, $4 output cap, $5 head bytes kept when cut, $6 cwd.
+_HEADER = re.compile(rb"@@benchsmith-exec@@ rc=(\d+) size=(\d+) stalled=(\d)\n")
+# $1 pid file, $2 log file, $3 command, $4 output cap, $5 head bytes kept when cut, $6 cwd,
+# $7 stall limit in seconds (0: none): a watcher kills the session once the log stops growing.
 _WRAPPER = r"""exec 2>&1
 mkdir -p "${1%/*}"
+watcher=""
+if [ "$7" -gt 0 ]; then
+  ( last=-1; idle=0
+    while sleep 1; do
+      [ -s "$1" ] || continue
+      now=$(stat -c %s "$2" 2>/dev/null || echo 0)
+      if [ "$now" != "$last" ]; then last=$now; idle=0; else idle=$((idle + 1)); fi
+      if [ "$idle" -ge "$7" ]; then
+        : > "$1.stalled"; sid=$(cat "$1")
+        pkill -KILL -s "$sid"; kill -KILL -- "-$sid"; break
+      fi
+    done ) >/dev/null 2>&1 &
+  watcher=$!
+fi
 # The braces also silence bash's own "Killed" notice when the session is killed.
 { setsid -w bash -c 'echo $$ > "$1"; exec > "$2" 2>&1 < /dev/null; cd -- "$6" && exec bash -c "$3"' \
   benchsmith "$@"; } 2>/dev/null
 rc=$?
+if [ -n "$watcher" ]; then kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null; fi
 sid=$(cat "$1" 2>/dev/null)
 if [ -n "$sid" ]; then pkill -KILL -s "$sid" 2>/dev/null; kill -KILL -- "-$sid" 2>/dev/null; fi
+stalled=0
+if [ -f "$1.stalled" ]; then stalled=1; rm -f "$1.stalled"; fi
 rm -f "$1"
 size=$(stat -c %s "$2" 2>/dev/null || echo 0)
-printf '%s rc=%s size=%s\n' '@@benchsmith-exec@@' "$rc" "$size"
+printf '%s rc=%s size=%s stalled=%s\n' '@@benchsmith-exec@@' "$rc" "$size" "$stalled"
 if [ "$size" -le "$4" ]; then cat "$2"; else head -c "$5" "$2"; tail -c "$(($4 - $5))" "$2"; fi
 """
 # $1 pid file. The pid file may not be written yet when a very short timeout expires.
@@ -64,12 +83,14 @@ class _Reader(threading.Thread):
 
 def run_command(client: Any, stream_client: Any, container_id: str, command: str, *,
                 env: dict[str, str], cwd: str, timeout: float, seq: int,
-                max_output_bytes: int) -> ExecResult:
-    """Run `command` with bash in the container; kill its whole session on timeout."""
+                max_output_bytes: int, stall_timeout: float | None = None) -> ExecResult:
+    """Run `command` with bash in the container; kill its whole session on timeout, or once
+    its output has not grown for `stall_timeout` seconds."""
     pid_file, log_file = f"{LOG_DIR}/{seq:04d}.pid", f"{LOG_DIR}/{seq:04d}.log"
     head = min(_HEAD_BYTES, max_output_bytes // 4)
+    stall = max(1, math.ceil(stall_timeout)) if stall_timeout else 0
     argv = ["bash", "-c", _WRAPPER, "benchsmith", pid_file, log_file, command,
-            str(max_output_bytes), str(head), cwd]
+            str(max_output_bytes), str(head), cwd, str(stall)]
     start = time.monotonic()
     exec_id = client.api.exec_create(container_id, argv, stdout=True, stderr=True,
                                      environment=env, workdir="/")["Id"]
@@ -92,14 +113,17 @@ def run_command(client: Any, stream_client: Any, container_id: str, command: str
         raise
     result = _parse(b"".join(reader.chunks), max_output_bytes, head)
     if result is None:
-        result = (-9, _lost(client, exec_id, reader), False)
-    returncode, output, truncated = result
+        result = (-9, _lost(client, exec_id, reader), False, False)
+    returncode, output, truncated, stalled = result
     if timed_out:
         returncode = -9
         output += f"\n[benchsmith] command timed out after {timeout:.0f}s and was killed\n"
+    elif stalled:
+        returncode = -9
+        output += f"\n[benchsmith] no new output for {stall}s: the command was killed\n"
     return ExecResult(command=command, returncode=returncode, output=output,
-                      timed_out=timed_out, duration_s=round(time.monotonic() - start, 3),
-                      truncated=truncated)
+                      timed_out=timed_out, stalled=stalled and not timed_out,
+                      duration_s=round(time.monotonic() - start, 3), truncated=truncated)
 
 
 def _lost(client: Any, exec_id: str, reader: _Reader) -> str:
@@ -120,8 +144,8 @@ def kill_session(client: Any, container_id: str, pid_file: str) -> None:
     client.api.exec_start(exec_id["Id"])
 
 
-def _parse(data: bytes, max_output_bytes: int, head: int) -> tuple[int, str, bool] | None:
-    """Return (returncode, output, truncated) from the wrapper's stream, None if it is cut short."""
+def _parse(data: bytes, max_output_bytes: int, head: int) -> tuple[int, str, bool, bool] | None:
+    """(returncode, output, truncated, stalled) from the wrapper's stream; None if cut short."""
     match = _HEADER.search(data)
     if match is None:
         return None
@@ -131,4 +155,5 @@ def _parse(data: bytes, max_output_bytes: int, head: int) -> tuple[int, str, boo
     if truncated:  # the same shape as output.read_capped
         marker = f"\n[benchsmith] ... {size - max_output_bytes} bytes of output cut ...\n"
         content = content[:head] + marker.encode() + content[head:]
-    return int(match.group(1)), (noise + content).decode("utf-8", errors="replace"), truncated
+    return (int(match.group(1)), (noise + content).decode("utf-8", errors="replace"), truncated,
+            match.group(3) == b"1")

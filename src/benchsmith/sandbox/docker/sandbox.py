@@ -261,8 +261,10 @@ class DockerSandbox:
         return env
 
     def exec(self, command: str, *, cwd: str | None = None, env: dict[str, str] | None = None,
-             timeout: float | None = None, use_venv: bool = True) -> ExecResult:
-        """Run `command` with bash in the container; kill its whole session on timeout."""
+             timeout: float | None = None, stall_timeout: float | None = None,
+             use_venv: bool = True) -> ExecResult:
+        """Run `command` with bash in the container; kill its whole session on timeout or
+        once its output has not grown for `stall_timeout` seconds."""
         import docker
 
         container_id = self._ensure_started()
@@ -274,7 +276,7 @@ class DockerSandbox:
                 self.client, self._stream_client, container_id, command,
                 env=self._env(env, use_venv), cwd=container_path(cwd or ".", self.workdir),
                 timeout=timeout or self.config.timeout_s, seq=self._counter,
-                max_output_bytes=self.config.max_output_bytes,
+                max_output_bytes=self.config.max_output_bytes, stall_timeout=stall_timeout,
             )
         except docker.errors.APIError as exc:
             if self._closed:
