@@ -68,7 +68,7 @@ def build_instances(make_repo: Any) -> tuple[Path, dict[str, TaskInstance]]:
               "exclude_newer": f"{PIN_DATE}T00:00:00Z", "runner": "pytest",
               "created_at": "2023-05-15T10:00:00+00:00",
               "install": ["uv pip install -e '.[test]'"],
-              "test": [f"python -m pytest -rA -p no:cacheprovider {TEST_FILE}"]}
+              "test": [f"python -m pytest -rA -v -p no:cacheprovider {TEST_FILE}"]}
     instances = {
         "fixture__calc-1": TaskInstance(
             instance_id="fixture__calc-1", **common,

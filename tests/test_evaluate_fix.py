@@ -110,7 +110,7 @@ def test_infrastructure_failures_are_reported_apart(make_repo, tmp_path: Path) -
     calc1 = instances["fixture__calc-1"]
     no_runner = {calc1.instance_id: calc1.model_copy(update={"test": ["no-such-test-runner -q"]})}
     lying = {calc1.instance_id: calc1.model_copy(update={
-        "test": ["python -m pytest -rA -p no:cacheprovider tests/test_calc.py; exit 0"]})}
+        "test": ["python -m pytest -rA -v -p no:cacheprovider tests/test_calc.py; exit 0"]})}
     evaluation = evaluator(repo, tmp_path, "fix")
     [report] = evaluation.run(no_runner, [prediction(calc1.instance_id, calc1.patch)])
     assert report.infrastructure_failure and not report.resolved

@@ -670,5 +670,18 @@ def test_exported_names() -> None:
         "PytestLogParser",
         "UnittestLogParser",
         "parse_test_output",
+        "running_test",
         "strip_ansi",
     ]
+
+
+def test_the_running_test_is_the_one_that_started_last_without_a_result() -> None:
+    from benchsmith.parsing import running_test
+
+    started = ("=== test session starts ===\ncollected 3 items\n\n"
+               "tests/test_a.py::test_one PASSED  [ 33%]\ntests/test_a.py::test_hang[x-1] ")
+    assert running_test(started, "pytest") == "tests/test_a.py::test_hang[x-1]"
+    assert running_test(started + "PASSED  [ 66%]\n", "pytest") is None  # it finished
+    assert running_test("=== test session starts ===\ncollecting ... ", "pytest") is None
+    unittest = "test_ok (pkg.test_t.T) ... ok\ntest_hang (pkg.test_t.T.test_hang) ... "
+    assert running_test(unittest, "unittest") == "pkg.test_t.T.test_hang"

@@ -92,7 +92,7 @@ def test_planner_uses_tox_extras_requirement_files_and_ci_test_command() -> None
     assert "pytest-timeout" in plan.packages
     assert install == ["uv pip install --exclude-newer 2023-06-01T00:00:00Z -e '.[tests]' "
                        "-r requirements/test.txt pytest pytest-timeout"]
-    assert test == ["python -m pytest -rA -p no:cacheprovider tests/unit"]
+    assert test == ["python -m pytest -rA -v -p no:cacheprovider tests/unit"]
     assert plan.sources["extras"] == ["tox.ini"] and plan.sources["test"] == ["tox.ini"]
 
 

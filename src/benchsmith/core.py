@@ -131,6 +131,7 @@ class Plan(BaseModel):
     build_requirements: list[str] = Field(default_factory=list)
     runner: Literal["pytest", "unittest"] = "pytest"
     test_args: list[str] = Field(default_factory=list)
+    deselect: list[str] = Field(default_factory=list)  # tests left out (hung ones), by node ID
     ini_overrides: dict[str, str] = Field(default_factory=dict)
     disabled_plugins: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)

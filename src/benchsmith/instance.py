@@ -27,6 +27,7 @@ class TestSpec(BaseModel):
 
     runner: Literal["pytest", "unittest"] = "pytest"
     args: list[str] = Field(default_factory=list)  # runner options, without test paths
+    deselect: list[str] = Field(default_factory=list)  # tests left out (hung ones), by node ID
     env: dict[str, str] = Field(default_factory=dict)
     ini_overrides: dict[str, str] = Field(default_factory=dict)  # pytest -o key=value
     disabled_plugins: list[str] = Field(default_factory=list)  # pytest -p no:name

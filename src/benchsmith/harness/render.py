@@ -82,17 +82,23 @@ def render_test(plan: Plan) -> list[str]:
             words.append("-v")
         return [_env_prefix(plan.env) + _join(words)]
     return [_env_prefix(plan.env) + _join(_pytest_words(plan.disabled_plugins,
-                                                       plan.ini_overrides, plan.test_args))]
+                                                       plan.ini_overrides, plan.test_args,
+                                                       plan.deselect))]
 
 
 def _pytest_words(disabled_plugins: list[str], ini_overrides: dict[str, str],
-                  args: list[str], launcher: tuple[str, ...] = ("python", "-m")) -> list[str]:
-    words = [*launcher, "pytest", "-rA", "-p", "no:cacheprovider"]
+                  args: list[str], deselect: list[str],
+                  launcher: tuple[str, ...] = ("python", "-m")) -> list[str]:
+    # -v names each test as it starts, so a hung one can be named; -rA summarises every result.
+    words = [*launcher, "pytest", "-rA", "-v", "-p", "no:cacheprovider"]
     for plugin in disabled_plugins:
         words += ["-p", f"no:{plugin}"]
     for key, value in sorted(ini_overrides.items()):
         words += ["-o", f"{key}={value}"]
-    return words + args
+    words += args
+    for test in deselect:
+        words += ["--deselect", test]
+    return words
 
 
 def plan_spec(plan: Plan, files: list[str]) -> TestSpec:
@@ -100,7 +106,7 @@ def plan_spec(plan: Plan, files: list[str]) -> TestSpec:
     are left out: the spec runs the files it is given)."""
     positional = set(positional_args(plan.test_args))
     options = [a for i, a in enumerate(plan.test_args) if i not in positional]
-    return TestSpec(runner=plan.runner, args=options, env=dict(plan.env),
+    return TestSpec(runner=plan.runner, args=options, env=dict(plan.env), deselect=list(plan.deselect),
                     ini_overrides=dict(plan.ini_overrides),
                     disabled_plugins=list(plan.disabled_plugins), files=list(files))
 
@@ -116,7 +122,8 @@ def render_spec(spec: TestSpec, files: list[str] | None = None,
     if spec.runner == "unittest":
         modules = [f.removesuffix(".py").replace("/", ".") for f in files]
         return _env_prefix(spec.env) + _join([*launcher, "unittest", "-v", *modules])
-    words = _pytest_words(spec.disabled_plugins, spec.ini_overrides, spec.args + files, launcher)
+    words = _pytest_words(spec.disabled_plugins, spec.ini_overrides, spec.args + files,
+                          spec.deselect, launcher)
     return _env_prefix(spec.env) + _join(words + list(pytest_extra))
 
 
@@ -145,7 +152,7 @@ def spec_from_command(command: str, runner: str, files: list[str]) -> TestSpec:
     args = [a for i, a in enumerate(args) if i not in positional]
     index = 0
     while index < len(args):  # what _pytest_words adds by itself
-        if args[index] == "-rA":
+        if args[index] in ("-rA", "-v"):
             index += 1
         elif args[index] == "-p" and index + 1 < len(args) and args[index + 1] == "no:cacheprovider":
             index += 2

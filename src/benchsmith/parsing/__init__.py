@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from benchsmith.core import LogParser, TestResult
-from benchsmith.parsing.pytest_log import PytestLogParser, strip_ansi
-from benchsmith.parsing.unittest_log import UnittestLogParser
+from benchsmith.parsing.pytest_log import PytestLogParser, started_test, strip_ansi
+from benchsmith.parsing.unittest_log import UnittestLogParser, started_description
 
-__all__ = ["PytestLogParser", "UnittestLogParser", "parse_test_output", "strip_ansi"]
+__all__ = ["PytestLogParser", "UnittestLogParser", "parse_test_output", "running_test", "strip_ansi"]
 
 _PARSERS: dict[str, type[LogParser]] = {
     "pytest": PytestLogParser,
@@ -20,3 +20,15 @@ def parse_test_output(output: str, runner: str) -> list[TestResult]:
     if parser is None:
         raise ValueError(f"unknown test runner {runner!r}; expected one of {sorted(_PARSERS)}")
     return parser().parse(output)
+
+
+def running_test(output: str, runner: str) -> str | None:
+    """The test that had started but not finished when `output` ends (a hung test), in the
+    names :func:`parse_test_output` gives; None when the last test that started finished
+    (or no test started: a hang during collection)."""
+    finished = {t.name for t in parse_test_output(output, runner)}
+    started = started_test if runner == "pytest" else started_description
+    for line in reversed(strip_ansi(output).splitlines()):
+        if name := started(line):
+            return None if name in finished else name
+    return None

@@ -145,3 +145,9 @@ def _parse_summary_line(line: str) -> tuple[str, TestStatus] | None:
     else:
         nodeid = _ID_BEFORE_DASH.match(rest) or _ID_BEFORE_SPACE.match(rest)
     return (nodeid.group(), status) if nodeid else None
+
+
+def started_test(line: str) -> str | None:
+    """The node ID a verbose line begins with (``path::name[params]``), if it does."""
+    match = _STARTED.match(line)
+    return match["nodeid"] if match else None

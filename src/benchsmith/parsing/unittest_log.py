@@ -108,3 +108,11 @@ def _status_of(text: str) -> TestStatus | None:
         if pattern.fullmatch(text):
             return status
     return None
+
+
+def started_description(line: str) -> str | None:
+    """The test a verbose line starts (``test_a (mod.TestX) ... ``), as a dotted name."""
+    if not _STARTED.search(line):
+        return None
+    first = _STARTED.split(line)[0]
+    return _name_of(first.strip()) if _DESCRIPTION.match(first) else None
