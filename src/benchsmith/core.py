@@ -87,7 +87,8 @@ DiagnosisKind = Literal[
     "install_failed", "killed", "missing_modules", "missing_path", "missing_plugins",
     "missing_requirement_file", "network", "no_pep660", "no_tests", "not_in_registry",
     "project_build_failed", "project_not_importable", "pytest_internal_error",
-    "python_incompatible", "python_unavailable", "removed_api", "syntax_error_in_dependency",
+    "python_incompatible", "python_unavailable", "removed_api", "stalled",
+    "syntax_error_in_dependency",
     "system_packages", "tests_failing", "timeout", "unknown_options", "unsatisfiable",
     "warnings_as_errors",
 ]

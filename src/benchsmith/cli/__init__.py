@@ -24,11 +24,36 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def main() -> None:
-    """Entry point: run the app, turning stray bad-input errors into one line."""
+    """Entry point: run the app; bad input (unknown options, invalid values, BenchsmithError)
+    becomes one line on stderr and exit status 2."""
+    from typer import Abort
+
+    try:  # newer typer vendors click ...
+        from typer._click.exceptions import NoArgsIsHelpError, UsageError
+    except ImportError:  # ... older typer used click itself
+        from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[assignment]
+
     # Sandboxes (temp dirs, process groups) are removed on SIGTERM too, not only on Ctrl-C.
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        app()
-    except BenchsmithError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        code = app(standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        print(exc.ctx.get_help() if exc.ctx else "", file=sys.stderr)
         sys.exit(2)
+    except UsageError as exc:
+        names: list[str] = []
+        ctx = exc.ctx
+        while ctx is not None and ctx.parent is not None:  # the command, without the program
+            names.insert(0, ctx.info_name or "")
+            ctx = ctx.parent
+        hint = f" (see: benchsmith {' '.join([*names, '--help'])})"
+        err.print(f"[bold red]error:[/] {exc.format_message()}{hint}", highlight=False,
+                  soft_wrap=True)
+        sys.exit(2)
+    except Abort:
+        err.print("[bold red]error:[/] interrupted", highlight=False)
+        sys.exit(130)
+    except BenchsmithError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -34,6 +34,7 @@ _ENGINE: dict[str, tuple[Any, Any]] = {
     "refdb": (Annotated[str | None, typer.Option("--refdb", help="Reference database file (SQLite).")], None),
     "no_refdb": (Annotated[bool, typer.Option("--no-refdb", help="Neither read nor write the reference database.")], False),
     "test_timeout": (Annotated[float, typer.Option("--test-timeout", min=1, help="Seconds allowed for the test command.")], 1800.0),
+    "stall_timeout": (Annotated[float, typer.Option("--stall-timeout", min=1, help="Seconds a test run may go without output before the running test counts as hung.")], 120.0),
 }
 
 RevOpt = Annotated[str | None, typer.Option("--rev", help="Commit, tag or branch to set up.")]
@@ -95,7 +96,8 @@ def _setup_options(**values: Any) -> Any:
     sandbox = sandbox_config(**{name: values.pop(name) for name in _SANDBOX})
     return SetupOptions(max_iterations=values["max_iterations"], threshold=values["threshold"],
                         refdb=values["refdb"], use_refdb=not values["no_refdb"],
-                        test_timeout_s=values["test_timeout"], sandbox=sandbox)
+                        test_timeout_s=values["test_timeout"],
+                        stall_timeout_s=values["stall_timeout"], sandbox=sandbox)
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -16,13 +17,16 @@ from benchsmith.core import (
     TestStatus,
     output_tail,
 )
-from benchsmith.parsing import parse_test_output
+from benchsmith.parsing import parse_test_output, running_test
 
 # Fixed for every test run so that results do not depend on hash seeds or the clock's zone.
 DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC"}
 # pytest: 3 internal error, 4 usage error; shells: 126 not executable, 127 command not found
 _DID_NOT_RUN = {3, 4, 126, 127}
 _EXECUTED = PASSING | FAILING
+MAX_HUNG = 3  # hung tests left out, one rerun each, before a run gives up on its suite
+# Renders the test commands with the given tests left out (to rerun without a hung test).
+Render = Callable[[list[str]], list[str]]
 
 
 class TestRun(BaseModel):
@@ -37,30 +41,52 @@ class TestRun(BaseModel):
     infrastructure: str | None = None  # why the run cannot be trusted, if it cannot
     log: str | None = None  # path of the full output on the host
     log_tail: str = ""  # the last lines of the output
+    stalled: bool = False  # a command's output stopped growing and it was killed
+    hung: list[str] = Field(default_factory=list)  # tests running when that happened (FAILED)
 
     def passed(self, test: str) -> bool:
         """True if `test` passed (or xfailed); missing and skipped tests count as failing."""
         return self.statuses.get(test) in PASSING
 
 
-def run_tests(sandbox: Sandbox, commands: list[str], runner: str, timeout: float,
-              log: Path | None = None) -> TestRun:
-    """Run `commands` one after the other with a fixed hash seed and time zone."""
+def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeout: float,
+              log: Path | None = None, stall_timeout: float | None = None) -> TestRun:
+    """Run the test commands one after the other with a fixed hash seed and time zone.
+
+    With `stall_timeout`, a command whose output stops growing is killed; the test it was
+    running is recorded as hung (and FAILED), and when `commands` can be rendered again
+    (a :data:`Render`), the run is repeated without it: a hang costs the stall limit plus
+    one rerun, never the whole timeout.
+    """
+    render: Render = commands if callable(commands) else (lambda deselect: list(commands))
     run = TestRun()
     outputs: list[str] = []
-    for command in commands:
-        result = sandbox.exec(command, env=DETERMINISTIC_ENV, timeout=timeout)
-        tests = {t.name: t.status for t in parse_test_output(result.output, runner)}
-        run.statuses.update(tests)
-        run.commands.append(CommandRun(command=command, returncode=result.returncode,
-                                       timed_out=result.timed_out, duration_s=result.duration_s,
-                                       tests=len(tests)))
-        run.duration_s = round(run.duration_s + result.duration_s, 3)
-        run.timed_out = run.timed_out or result.timed_out
-        run.log_tail = output_tail(result.output, lines=20, width=10_000)
-        outputs.append(f"$ {command}\n{result.output}\n[exit status {result.returncode}]\n")
-        run.infrastructure = run.infrastructure or infrastructure_problem(
-            result.returncode, result.timed_out, tests, result.output, runner)
+    for _ in range(MAX_HUNG + 1):
+        run.statuses, hung = {}, None
+        for command in render(run.hung):
+            result = sandbox.exec(command, env=DETERMINISTIC_ENV, timeout=timeout,
+                                  stall_timeout=stall_timeout)
+            tests = {t.name: t.status for t in parse_test_output(result.output, runner)}
+            run.statuses.update(tests)
+            run.commands.append(CommandRun(command=command, returncode=result.returncode,
+                                           timed_out=result.timed_out,
+                                           duration_s=result.duration_s, tests=len(tests)))
+            run.duration_s = round(run.duration_s + result.duration_s, 3)
+            run.timed_out = run.timed_out or result.timed_out
+            run.log_tail = output_tail(result.output, lines=20, width=10_000)
+            outputs.append(f"$ {command}\n{result.output}\n[exit status {result.returncode}]\n")
+            if result.stalled:
+                run.stalled = True
+                hung = running_test(result.output, runner)
+                break
+            run.infrastructure = run.infrastructure or infrastructure_problem(
+                result.returncode, result.timed_out, tests, result.output, runner)
+        if hung is None or hung in run.hung:
+            break
+        run.hung.append(hung)
+        if not callable(commands):
+            break  # a fixed command cannot leave the test out: the partial results stand
+    run.statuses.update(dict.fromkeys(run.hung, TestStatus.FAILED))
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("".join(outputs), encoding="utf-8", errors="replace")

@@ -142,6 +142,11 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
 def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str) -> Diagnosis:
     """Why a test run failed or passed too few tests. Rules are tried most specific first."""
     out = result.output
+    if result.stalled:
+        return Diagnosis(category="testing", kind="stalled",
+                         reason="the test run stopped making progress before any test could be "
+                                "named (collection hangs, e.g. on network access)",
+                         evidence=_tail(out))
     if result.timed_out:
         return Diagnosis(category="undecidable", kind="timeout", reason="test run timed out",
                          evidence=_tail(out))

@@ -24,13 +24,14 @@ from benchsmith.core import (
     Provenance,
     Repairer,
     Sandbox,
+    TestResult,
     TestStatus,
     output_tail,
 )
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.render import render
-from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate
-from benchsmith.parsing import parse_test_output
+from benchsmith.harness.testrun import MAX_HUNG, TestCounts, count_tests, pass_rate
+from benchsmith.parsing import parse_test_output, running_test
 from benchsmith.sandbox.config import (
     LocalSandboxConfig,
     SandboxConfig,
@@ -61,6 +62,8 @@ class SetupOptions(BaseModel):
     """Share of executed tests that must pass."""
     install_timeout_s: float = 1200
     test_timeout_s: float = 1800
+    stall_timeout_s: float = Field(default=120, ge=1)
+    """A test run whose output does not grow for this long is stopped (a hung test)."""
     sandbox: SandboxConfig = Field(default_factory=LocalSandboxConfig)
     commit_images: bool = True
     """Docker backend: commit a validated environment as benchsmith/env.<repo>:<commit12>."""
@@ -232,7 +235,7 @@ class SetupEngine:
         started = time.monotonic()
         iteration = Iteration(round=round_number, python=plan.python, origin=origin)
         counts = TestCounts()
-        install, test = render(plan, apt=self.apt)
+        install = render(plan, apt=self.apt)[0]
         env = {"UV_EXCLUDE_NEWER": plan.exclude_newer}
         sandbox = make_sandbox(self.options.sandbox)
         try:
@@ -249,14 +252,7 @@ class SetupEngine:
                 if not result.ok:
                     iteration.diagnosis = self.repairer.diagnose(plan, result, "install", context)
                     return self._finish(iteration, started), counts
-            outputs = []
-            tests = []
-            for command in test:
-                result = sandbox.exec(command, env=env, timeout=self.options.test_timeout_s)
-                parsed = parse_test_output(result.output, plan.runner)
-                iteration.commands.append(_command_run("test", result, len(parsed)))
-                outputs.append(result)
-                tests += parsed
+            outputs, tests = self._run_tests(sandbox, plan, env, iteration)
             counts = count_tests(tests)
             iteration.tests = {s.value: getattr(counts, s.value) for s in TestStatus}
             iteration.pass_rate = pass_rate(counts)
@@ -277,6 +273,36 @@ class SetupEngine:
             else:
                 sandbox.close()
         return self._finish(iteration, started), counts
+
+    def _run_tests(self, sandbox: Sandbox, plan: Plan, env: dict[str, str],
+                   iteration: Iteration) -> tuple[list[ExecResult], list[TestResult]]:
+        """Run the plan's test commands. A run whose output stops growing for the stall limit
+        is stopped; the test it was in is recorded as hung and (pytest) left out of a rerun,
+        so a hang costs the stall limit plus one rerun. Hung tests count neither way."""
+        for _ in range(MAX_HUNG + 1):
+            outputs: list[ExecResult] = []
+            tests: list[TestResult] = []
+            hung = None
+            for command in render(plan, apt=self.apt)[1]:
+                result = sandbox.exec(command, env=env, timeout=self.options.test_timeout_s,
+                                      stall_timeout=self.options.stall_timeout_s)
+                parsed = parse_test_output(result.output, plan.runner)
+                iteration.commands.append(_command_run("test", result, len(parsed)))
+                outputs.append(result)
+                tests += parsed
+                if result.stalled:
+                    hung = running_test(result.output, plan.runner)
+                    break
+            if hung is None or hung in iteration.hung:
+                break
+            iteration.hung.append(hung)
+            self.progress(f"  hung: {hung} (stopped after {self.options.stall_timeout_s:.0f}s "
+                          "without progress)")
+            if plan.runner != "pytest":
+                break  # unittest cannot leave one test out: the partial results stand
+            plan.deselect.append(hung)
+        hung_tests = set(iteration.hung)
+        return outputs, [t for t in tests if t.name not in hung_tests]
 
     @staticmethod
     def _finish(iteration: Iteration, started: float) -> Iteration:

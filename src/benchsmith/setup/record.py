@@ -25,6 +25,7 @@ class Iteration(BaseModel):
     diagnosis: Diagnosis | None = None
     repair: str | None = None
     image: str | None = None  # environment image committed from this attempt (Docker)
+    hung: list[str] = Field(default_factory=list)  # tests stopped for making no progress
     duration_s: float = 0.0
 
 
@@ -58,3 +59,4 @@ class SetupRecord(BaseModel):
     benchsmith_version: str = ""
     provenance: Provenance | None = None
     input: str | None = None  # the setup-batch line this record answers
+    hung: list[str] = Field(default_factory=list)  # tests left out because they hung
