@@ -59,10 +59,14 @@ def classify(before: list[TestRun], after: list[TestRun]) -> Behaviour:
 
 def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch: str,
                        runs: int = 2, timeout: float = 900,
-                       progress: Callable[[str], None] | None = None) -> Behaviour:
+                       progress: Callable[[str], None] | None = None,
+                       stall_timeout: float | None = None) -> Behaviour:
     """Apply the test patch, run its tests `runs` times, apply the code patch, run them again.
 
-    `spec` says how tests run; the files run are the test patch's runnable modules.
+    `spec` says how tests run; the files run are the test patch's runnable modules. With
+    `stall_timeout`, a test that hangs counts as failing and the others still run (see
+    :func:`run_tests`); a test that hung in one run is left out of the next runs on the same
+    code (as failing), so it costs the stall limit once per side.
     """
     files = runnable_test_files(test_patch)
     if not files:
@@ -70,13 +74,12 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
     applied = apply_patch(sandbox, "test", test_patch)
     if not applied.ok:
         return Behaviour(error=f"test patch does not apply: {applied.output.strip()[-200:]}")
-    command = render_spec(spec, files)
     started = time.monotonic()
-    before = [run_tests(sandbox, [command], spec.runner, timeout) for _ in range(runs)]
+    before = _runs(sandbox, spec, files, runs, timeout, stall_timeout)
     applied = apply_patch(sandbox, "code", patch)
     if not applied.ok:
         return Behaviour(before=before, error=f"code patch does not apply: {applied.output.strip()[-200:]}")
-    after = [run_tests(sandbox, [command], spec.runner, timeout) for _ in range(runs)]
+    after = _runs(sandbox, spec, files, runs, timeout, stall_timeout)
     if not any(run.statuses for run in after):
         return Behaviour(before=before, after=after,
                          error=f"the tests gave no results: {after[0].log_tail[-300:]}")
@@ -87,3 +90,21 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
         progress(f"  {len(behaviour.FAIL_TO_PASS)} FAIL_TO_PASS, {len(behaviour.PASS_TO_PASS)} "
                  f"PASS_TO_PASS, {len(behaviour.flaky)} flaky ({time.monotonic() - started:.0f}s)")
     return behaviour
+
+
+def _runs(sandbox: Sandbox, spec: TestSpec, files: list[str], runs: int, timeout: float,
+          stall_timeout: float | None) -> list[TestRun]:
+    """`runs` runs of `files`; tests that hung in one are left out of the later ones."""
+    hung: list[str] = []
+    done: list[TestRun] = []
+    for _ in range(runs):
+        def render(deselect: list[str], known: tuple[str, ...] = tuple(hung)) -> list[str]:
+            left_out = spec.model_copy(update={"deselect": [*spec.deselect, *known, *deselect]})
+            return [render_spec(left_out, files)]
+
+        run = run_tests(sandbox, render, spec.runner, timeout, stall_timeout=stall_timeout)
+        run.statuses.update(dict.fromkeys(hung, TestStatus.FAILED))
+        run.hung = [*hung, *run.hung]
+        hung = list(dict.fromkeys(run.hung))
+        done.append(run)
+    return done

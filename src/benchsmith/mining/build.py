@@ -146,7 +146,8 @@ class InstanceBuilder:
             behaviour = run_instance_tests(sandbox, plan_spec(plan, []), pr.patch, pr.test_patch,
                                            runs=self.runs,
                                            timeout=self.engine.options.test_timeout_s,
-                                           progress=self.progress)
+                                           progress=self.progress,
+                                           stall_timeout=self.engine.options.stall_timeout_s)
         except BenchsmithError as exc:
             environment.close()
             return Outcome(instance_id=iid, repo=pr.repo, stage="error", reason=str(exc),

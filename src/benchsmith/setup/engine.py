@@ -189,6 +189,7 @@ class SetupEngine:
             )
             record.failure_reason = last.diagnosis.reason
         record.pass_rate = last.pass_rate
+        record.hung = list(last.hung)
         return record
 
     def _accept(self, record: SetupRecord, checkout: Checkout, plan: Plan, counts: TestCounts,
@@ -200,6 +201,7 @@ class SetupEngine:
         record.runner = plan.runner
         record.sources = plan.sources
         record.tests = counts
+        record.hung = list(iteration.hung)
         record.pass_rate = iteration.pass_rate
         # Every attempt starts from a fresh sandbox, so the validating attempt is the clean run.
         record.clean_run_s = iteration.duration_s

@@ -1,0 +1,128 @@
+"""Hung tests never cost the whole timeout: a run that stops making progress is stopped after the
+stall limit, the hung test is named, recorded and left out of one rerun."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from benchsmith.harness.behaviour import run_instance_tests
+from benchsmith.harness.checkout import materialize, resolve
+from benchsmith.harness.patches import split_patch
+from benchsmith.harness.render import plan_spec, render_install
+from benchsmith.sandbox import LocalSandboxConfig, make_sandbox
+
+from .conftest import PIN_DATE
+from .test_setup_engine import CALC, CALC_TESTS, PYPROJECT_TEST_EXTRA, engine
+
+pytestmark = pytest.mark.slow
+
+DEADLOCK = """
+import threading
+
+
+def test_before():
+    assert True
+
+
+def test_deadlock():
+    lock = threading.Lock()
+    lock.acquire()
+    lock.acquire()  # never returns
+
+
+def test_after():
+    assert True
+"""
+
+BLOCKED_COLLECTION = """
+import socket
+
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen()
+server.accept()  # waits for a peer that never comes, like a test-data download
+
+
+def test_never_collected():
+    assert True
+"""
+# Before the fix, `wait` is missing and the test module's stand-in spins forever.
+WAIT_TESTS = """
+import time
+
+try:
+    from calc import wait
+except ImportError:
+    def wait():
+        while True:
+            time.sleep(1)
+
+
+def test_wait():
+    assert wait() == 1
+
+
+def test_quick():
+    assert True
+"""
+STALL_S = 5
+
+
+def test_a_deadlocked_test_costs_the_stall_limit_and_one_rerun(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("deadlock", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                  "tests/test_calc.py": CALC_TESTS, "tests/test_lock.py": DEADLOCK})
+    record = engine(tmp_path, stall_timeout_s=STALL_S).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert record.hung == ["tests/test_lock.py::test_deadlock"]
+    assert len(record.iterations) == 1 and record.iterations[0].hung == record.hung
+    assert "--deselect tests/test_lock.py::test_deadlock" in record.test[0]
+    assert record.plan is not None and record.plan.deselect == record.hung
+    names = {t.name for t in record.tests.tests}
+    assert "tests/test_lock.py::test_after" in names and "tests/test_lock.py::test_deadlock" not in names
+    tests = [c for c in record.iterations[0].commands if c.phase == "test"]
+    assert len(tests) == 2 and tests[0].duration_s < STALL_S + 30  # stalled, then the rerun
+
+
+def test_a_collection_that_blocks_fails_fast_with_a_stall_diagnosis(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("blocked", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                 "tests/test_calc.py": CALC_TESTS, "tests/test_data.py": BLOCKED_COLLECTION})
+    started = time.monotonic()
+    record = engine(tmp_path, stall_timeout_s=STALL_S).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "failed" and record.failure_category == "testing"
+    assert "stopped making progress" in (record.failure_reason or "")
+    assert len(record.iterations) == 1  # no rule repairs a hang: no Python switching
+    assert time.monotonic() - started < 300
+
+
+def test_a_test_that_hangs_before_the_fix_is_fail_to_pass(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("hangfix", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                 "tests/test_calc.py": CALC_TESTS})
+    record = engine(tmp_path, stall_timeout_s=STALL_S).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated" and record.plan is not None
+    fixed = repo.commit({"src/calc/__init__.py": CALC + "\n\ndef wait():\n    return 1\n",
+                         "tests/test_wait.py": WAIT_TESTS}, "fix the hang", date="2023-05-02T12:00:00+00:00")
+    diff = subprocess.run(["git", "diff", f"{fixed}~1", fixed], cwd=repo.path, check=True,
+                          capture_output=True, text=True).stdout
+    patch, test_patch = split_patch(diff)
+    checkout = resolve(str(repo.path), rev=f"{fixed}~1")
+    sandbox = make_sandbox(LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")))
+    try:
+        sandbox.upload(materialize(checkout, tmp_path / "src" / "repo"), sandbox.workdir)
+        sandbox.setup_python(record.plan.python)
+        for command in render_install(record.plan, apt=False):
+            assert sandbox.exec(command, env={"UV_EXCLUDE_NEWER": record.plan.exclude_newer}).ok
+        started = time.monotonic()
+        behaviour = run_instance_tests(sandbox, plan_spec(record.plan, []), patch, test_patch,
+                                       runs=2, timeout=600, stall_timeout=STALL_S)
+    finally:
+        sandbox.close()
+    assert behaviour.error is None, behaviour.error
+    assert behaviour.FAIL_TO_PASS == ["tests/test_wait.py::test_wait"]
+    assert "tests/test_wait.py::test_quick" in behaviour.PASS_TO_PASS
+    assert behaviour.before[0].hung == ["tests/test_wait.py::test_wait"]
+    assert behaviour.before[1].hung == behaviour.before[0].hung  # not waited for twice
+    assert time.monotonic() - started < 2 * STALL_S + 120
