@@ -29,6 +29,7 @@ def evaluate(
     test_predictions: Annotated[Path | None, typer.Option("--test-predictions", help="Fix mode: the model's test patches, to filter its fixes by its own tests (SWT-bench §5.3).")] = None,
     source: SourceOpt = None,
     mirrors: MirrorsOpt = None,
+    stall_timeout: Annotated[float, typer.Option("--stall-timeout", min=1, help="Fix mode: seconds a test run may go without output before the running test counts as hung (failing) and the rest runs without it.")] = 600,
     *,
     sandbox: SandboxConfig,
 ) -> None:
@@ -63,8 +64,9 @@ def evaluate(
         fail(f"invalid run ID {name!r}")
     run_dir = output_dir / name
     environments = Environments(sandbox, sources, mirrors, timeout, progress=say)
-    evaluation = Evaluation(EvalOptions(mode=mode, run_dir=run_dir, jobs=jobs, timeout_s=timeout),  # type: ignore[arg-type]
-                            environments, tests, progress=say)
+    options = EvalOptions.model_validate({"mode": mode, "run_dir": run_dir, "jobs": jobs,
+                                          "timeout_s": timeout, "stall_timeout_s": stall_timeout})
+    evaluation = Evaluation(options, environments, tests, progress=say)
     say(f"evaluating {len(chosen)} prediction(s) in {mode} mode; run directory {run_dir}")
     try:
         reports = evaluation.run(instances, chosen)

@@ -6,14 +6,17 @@ from pathlib import Path
 
 from benchsmith.evaluation.models import FixOutcome, InstanceReport, TestsStatus
 from benchsmith.harness.patches import touched_files
+from benchsmith.harness.render import instance_spec, render_spec
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance
 
 
 def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Prediction,
-                 report: InstanceReport, timeout: float, log_dir: Path) -> None:
-    """Fill `report` for a predicted fix, as SWE-bench grades it."""
+                 report: InstanceReport, timeout: float, log_dir: Path,
+                 stall_timeout: float | None = None) -> None:
+    """Fill `report` for a predicted fix, as SWE-bench grades it. A test that stops making
+    progress for `stall_timeout` seconds counts as failing, and the others run without it."""
     report.apply = worktree.apply("model", prediction.model_patch)
     if not report.apply.applied:
         report.error = f"the predicted patch does not apply: {report.apply.error}"
@@ -27,8 +30,16 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
     if not test_patch.applied:
         report.error = f"the gold test patch does not apply on top of the prediction: {test_patch.error}"
         return
-    run = run_tests(worktree.sandbox, instance.test, instance.test_runner, timeout,
-                    log_dir / "test_output.txt")
+    spec = instance_spec(instance)
+
+    def commands(hung: list[str]) -> list[str]:
+        # The recorded command first; without the hung tests, rendered from the spec.
+        if not hung:
+            return instance.test
+        return [render_spec(spec.model_copy(update={"deselect": [*spec.deselect, *hung]}))]
+
+    run = run_tests(worktree.sandbox, commands, instance.test_runner, timeout,
+                    log_dir / "test_output.txt", stall_timeout=stall_timeout)
     outcome.run = run
     report.tests_s = run.duration_s
     report.logs["test_output"] = run.log or ""

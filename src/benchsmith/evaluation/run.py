@@ -36,6 +36,7 @@ class EvalOptions(BaseModel):
     run_dir: Path
     jobs: int = 1
     timeout_s: float = 1800
+    stall_timeout_s: float | None = 600  # fix mode: a test without progress this long is hung
 
 
 class Evaluation:
@@ -133,7 +134,8 @@ class Evaluation:
         if self.options.mode == "fix":
             from benchsmith.evaluation.fix import evaluate_fix
 
-            evaluate_fix(worktree, instance, prediction, report, timeout, directory)
+            evaluate_fix(worktree, instance, prediction, report, timeout, directory,
+                         stall_timeout=self.options.stall_timeout_s)
             tests = self.test_predictions.get(instance.instance_id)
             if tests is not None:
                 from benchsmith.evaluation.filtering import evaluate_filter
