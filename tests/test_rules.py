@@ -42,6 +42,8 @@ def test_split_install_command() -> None:
         ("python -m pytest -x --cov=src --cov-report term tests/ {posargs}", ["tests/"]),
         ("coverage run -m pytest -m 'not slow' -n auto tests", ["-m", "not slow", "-n", "auto", "tests"]),
         ("cd src && py.test --junitxml=out.xml -k 'a or b'", ["-k", "a or b"]),
+        ("pytest -rs -m 'not slow' tests", ["-m", "not slow", "tests"]),  # ours: -rA
+        ("pytest -rfE --pyargs pkg", ["--pyargs", "pkg"]),
         ("tox -e py311", None),
         ("make test", None),
     ],
@@ -163,6 +165,27 @@ def test_repairs_change_the_plan() -> None:
     assert first is not None and "setuptools" in first.exclude_newer_packages
     second, _ = repairer.repair(first, pep660, ctx) or (None, "")
     assert second is not None and second.editable is False
+
+
+def test_repairs_that_touch_test_paths_keep_option_values() -> None:
+    from benchsmith.core import Diagnosis
+    from benchsmith.setup.repair import repair_no_tests, repair_paths
+
+    selected = plan(test_args=["-m", "not slow", "tests/unit", "-k", "tests/gone"])
+    no_tests = Diagnosis(category="testing", kind="no_tests", reason="none")
+    assert repair_no_tests(selected, no_tests, context())
+    assert selected.test_args == ["-m", "not slow", "-k", "tests/gone"]
+    missing = Diagnosis(category="testing", kind="missing_path", reason="gone",
+                        facts={"paths": ["tests/gone"]})
+    assert repair_paths(selected, missing, context()) is None  # a -k value is not a path
+    assert selected.test_args == ["-m", "not slow", "-k", "tests/gone"]
+
+
+def test_a_spec_for_files_leaves_out_pyargs() -> None:
+    from benchsmith.harness.render import plan_spec
+
+    spec = plan_spec(plan(test_args=["--pyargs", "pkg", "-m", "not slow"]), ["pkg/tests/test_a.py"])
+    assert spec.args == ["-m", "not slow"]
 
 
 def test_direct_url_requirement_is_filtered(tmp_path: Path) -> None:

@@ -255,3 +255,54 @@ def test_source_clone_is_never_modified(make_repo, tmp_path: Path) -> None:
     engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
     after = sorted(p.relative_to(repo.path) for p in repo.path.rglob("*"))
     assert before == after
+
+
+MARKED_PYPROJECT = PYPROJECT_TEST_EXTRA + """
+[tool.pytest.ini_options]
+markers = ["slow: takes long"]
+"""
+MARKED_TESTS = """
+import pytest
+from calc import add
+
+
+def test_one():
+    assert add(1, 1) == 2
+
+
+def test_two():
+    assert add(2, 2) == 4
+
+
+@pytest.mark.skip(reason="not today")
+def test_skipped():
+    assert False
+
+
+@pytest.mark.slow
+def test_slow_and_broken():
+    assert False
+"""
+CI_WORKFLOW = """
+name: ci
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v3
+      - run: pip install -e .[test]
+      - run: pytest -rs -m "not slow" tests
+"""
+
+
+def test_the_projects_report_and_marker_options_are_merged_not_mangled(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("marked", {"pyproject.toml": MARKED_PYPROJECT, "src/calc/__init__.py": CALC,
+                                "tests/test_marked.py": MARKED_TESTS,
+                                ".github/workflows/ci.yml": CI_WORKFLOW})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    command = record.test[0]
+    assert "-m 'not slow'" in command and "-rs" not in command and " -rA " in command
+    assert record.iterations[0].commands[-1].command == command  # what ran is the plan
+    assert (record.tests.PASSED, record.tests.SKIPPED, record.tests.FAILED) == (2, 1, 0)

@@ -105,7 +105,8 @@ def plan_spec(plan: Plan, files: list[str]) -> TestSpec:
     """The plan's test command as a structured spec for `files` (the plan's own test paths
     are left out: the spec runs the files it is given)."""
     positional = set(positional_args(plan.test_args))
-    options = [a for i, a in enumerate(plan.test_args) if i not in positional]
+    # --pyargs reads the plan's paths as package names; the spec runs files.
+    options = [a for i, a in enumerate(plan.test_args) if i not in positional and a != "--pyargs"]
     return TestSpec(runner=plan.runner, args=options, env=dict(plan.env), deselect=list(plan.deselect),
                     ini_overrides=dict(plan.ini_overrides),
                     disabled_plugins=list(plan.disabled_plugins), files=list(files))

@@ -82,6 +82,8 @@ class _Session:
 
     def flush_into(self, results: dict[str, TestStatus]) -> None:
         for name in self.seen:
+            if self.verbose and _is_location(name) and name not in self.verbose:
+                continue  # "SKIPPED [2] path:line": the verbose lines named those tests already
             results[name] = self.summary[name] if name in self.summary else self.verbose[name]
 
 
@@ -121,6 +123,11 @@ class PytestLogParser:
                     started = started_match["nodeid"]
         session.flush_into(results)
         return [TestResult(name=name, status=status) for name, status in results.items()]
+
+
+def _is_location(name: str) -> bool:
+    """A skip reported by location (``path.py:12``), not by node ID."""
+    return "::" not in name and bool(re.search(r"\.py:\d+$", name))
 
 
 def _parse_run_line(line: str, started: str | None) -> tuple[str, TestStatus] | None:

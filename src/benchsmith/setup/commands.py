@@ -112,7 +112,9 @@ def clean_pytest_args(args: list[str]) -> list[str]:
         value = args[index + 1] if takes_value and index + 1 < len(args) else None
         step = 2 if value is not None else 1
         placeholder = "{" in word or word.startswith("$") or word == "--"
-        if placeholder or word in _DROP_FLAGS or name in _DROP_VALUE_OPTIONS or (
+        # "-rs", "-rfE": a report selection glued to -r; ours (-rA) already reports everything.
+        report_chars = word.startswith("-r") and len(word) > 2 and not word.startswith("--")
+        if placeholder or report_chars or word in _DROP_FLAGS or name in _DROP_VALUE_OPTIONS or (
             name.startswith("--cov") or name.startswith("--junit") or name.startswith("--benchmark-save")
         ):
             if name == "--cov" and value is not None and value.startswith("-"):

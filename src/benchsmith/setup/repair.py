@@ -11,7 +11,7 @@ from packaging.utils import canonicalize_name
 
 from benchsmith.core import Diagnosis, DiagnosisKind, ExecResult, Plan
 from benchsmith.sandbox.pythons import version_key
-from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS
+from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS, positional_args
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
 from benchsmith.setup.knowledge import (
@@ -224,7 +224,8 @@ def repair_plugins(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> st
 def repair_paths(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """Test paths that do not exist: drop them."""
     missing = set(diagnosis.facts.get("paths", []))
-    kept = [a for a in plan.test_args if a not in missing]
+    positional = set(positional_args(plan.test_args))
+    kept = [a for i, a in enumerate(plan.test_args) if i not in positional or a not in missing]
     if kept == plan.test_args:
         return None
     plan.test_args = kept
@@ -237,9 +238,9 @@ def repair_no_tests(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> s
         plan.runner, plan.test_args = "pytest", []
         _add_packages(plan, ["pytest"])
         return "run the tests with pytest instead of unittest"
-    positional = [a for a in plan.test_args if not a.startswith("-")]
-    if positional:
-        plan.test_args = [a for a in plan.test_args if a.startswith("-")]
+    positional = set(positional_args(plan.test_args))
+    if positional:  # options keep their values ("-m 'not slow'")
+        plan.test_args = [a for i, a in enumerate(plan.test_args) if i not in positional]
         return "let pytest discover tests from the repository root"
     return None
 
