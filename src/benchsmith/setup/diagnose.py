@@ -10,14 +10,19 @@ from benchsmith.setup.system_packages import debian_packages_for
 _NETWORK = re.compile(
     r"(dns error|failed to lookup address|Connection refused|tcp connect error|"
     r"Network is unreachable|error sending request for url|Temporary failure in name resolution|"
+    r"Could not resolve host|unable to access '|"
     r"certificate verify failed|invalid peer certificate|UnknownIssuer)",
     re.IGNORECASE,
 )
 # A fetch that failed for a URL that is not a package index: a VCS or archive requirement.
 _DIRECT_URL = re.compile(
-    r"Failed to (?:fetch|download|clone)[^`\n]*?`?((?:git\+)?https?://(?!pypi\.org|files\.pythonhosted\.org)"
-    r"[^`\s()]*(?:\.zip|\.tar\.gz|\.git|/archive/|@)[^`\s()]*)"
+    r"Failed to (?:fetch|download|clone)[^`\n]*?`?(?:[\w.\[\],-]+ @ )?"
+    r"((?:git\+https?://|https?://(?!pypi\.org|files\.pythonhosted\.org)"
+    r"(?=[^`\s()]*(?:\.zip|\.tar\.gz|\.git|/archive/|@)))[^`\s()]+)"
 )
+# uv's words for lines pip of old accepted: legacy specifiers, editable VCS requirements.
+_INVALID_REQUIREMENT = re.compile(
+    r"(?:Couldn't parse requirement|Unsupported editable requirement) in `([^`]+)`")
 _NO_PEP660 = re.compile(
     r"has no attribute 'build_editable'|does not support editable|"
     r"missing the `build_editable` hook|Editable installs? (?:is|are) not supported",
@@ -82,6 +87,11 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         return Diagnosis(category="installation", kind="direct_url_unreachable",
                          reason=f"a requirement points at an unreachable URL: {direct.group(1)}",
                          facts={"urls": [direct.group(1)]}, evidence=_tail(out))
+    if invalid := _INVALID_REQUIREMENT.search(out):
+        return Diagnosis(category="installation", kind="invalid_requirement",
+                         reason=f"uv rejects a requirement of {invalid.group(1)}: "
+                                f"{_line_with(out, invalid)[:160]}",
+                         facts={"files": [invalid.group(1)]}, evidence=_tail(out, 6))
     if network := _NETWORK.search(out):
         return Diagnosis(category="undecidable", kind="network", infrastructure=True,
                          reason=f"package index unreachable: {_line_with(out, network)[:200]}",

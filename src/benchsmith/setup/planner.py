@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 from datetime import date
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -21,6 +22,7 @@ from benchsmith.setup.knowledge import (
     plugin_for_option,
 )
 from benchsmith.setup.pyversion import PythonChoice
+from benchsmith.setup.requirements_tidy import tidy_requirements
 
 TEST_EXTRAS = ("test", "tests", "testing", "unittest", "pytest")
 DEV_EXTRAS = ("dev", "develop", "development", "ci")
@@ -69,6 +71,8 @@ class RulePlanner:
         self._requirements(context, plan)
         self._test_command(context, plan)
         self._plugins(context, plan)
+        if context.repo_root:
+            tidy_requirements(plan, Path(context.repo_root), context.project_name)
         apply_date_rules(plan, context)
         return plan
 

@@ -24,6 +24,7 @@ from benchsmith.setup.knowledge import (
     plugin_for_option,
 )
 from benchsmith.setup.planner import BUILD_TOOL_FLOOR, backend_distribution
+from benchsmith.setup.requirements_tidy import inline_requirement_file, tidy_line
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
 
@@ -264,21 +265,41 @@ def repair_importable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) ->
 
 
 def repair_direct_url(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """A requirement file names an unreachable URL: install the file's other lines instead."""
+    """A requirement names an unreachable URL: its package comes from the index instead (the
+    release at the date), or, when no name can be told, the line is dropped."""
     urls = diagnosis.facts.get("urls", [])
+    root = Path(context.repo_root)
     for path in plan.requirement_files:
         try:
-            lines = (Path(context.repo_root) / path).read_text(encoding="utf-8").splitlines()
+            text = (root / path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if not any(url in line for url in urls for line in lines):
-            continue
-        kept = [line.split(" #")[0].strip() for line in lines]
-        kept = [line for line in kept if line and not line.startswith(("#", "-"))
-                and "://" not in line and not line.startswith(".")]
-        plan.requirement_files = [f for f in plan.requirement_files if f != path]
-        _add_packages(plan, kept)
-        return f"install {path} without its URL requirements ({len(kept)} kept)"
+        if any(url in text for url in urls):
+            notes = inline_requirement_file(plan, path, root, context.project_name,
+                                            convert_urls=True)
+            return "; ".join(notes[:3])
+    kept: list[str] = []
+    notes = []
+    for package in plan.packages:
+        if any(url in package for url in urls):
+            tidied, note = tidy_line(package, context.project_name, convert_urls=True)
+            notes.append(note or f"drop {package}")
+            if tidied:
+                kept.append(tidied)
+        else:
+            kept.append(package)
+    if not notes:
+        return None
+    plan.packages = kept
+    return "; ".join(notes)
+
+
+def repair_invalid_requirement(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """uv rejects a line of a requirement file: install the file line by line, tidied."""
+    for path in diagnosis.facts.get("files", []):
+        path = path.removeprefix("./")
+        if notes := inline_requirement_file(plan, path, Path(context.repo_root), context.project_name):
+            return "; ".join(notes[:3])
     return None
 
 
@@ -294,6 +315,7 @@ def repair_system_packages(plan: Plan, diagnosis: Diagnosis, context: RepoContex
 RULES: dict[DiagnosisKind, list[Rule]] = {
     "system_packages": [repair_system_packages],
     "direct_url_unreachable": [repair_direct_url],
+    "invalid_requirement": [repair_invalid_requirement],
     "python_incompatible": [repair_python],
     "dependency_build_failed": [repair_python],
     "removed_api": [repair_python],
