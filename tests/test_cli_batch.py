@@ -67,7 +67,7 @@ def test_read_list_parses_targets_and_flags_bad_lines(tmp_path: Path) -> None:
     listing = tmp_path / "repos.txt"
     listing.write_text(
         "# comment\n\nrepo-a\nrepo-b 2021-06-01\nrepo-c abc123  # trailing comment\n"
-        "repo-d 2021-02-30\nrepo-e one two\n"
+        "repo-d 2021-02-30\nrepo-e one two\nrepo-f abc123 2019-07-27\nrepo-g a b c\n"
     )
     items = read_list(listing, "2023-06-01")
     assert [(i.source, i.rev, i.date, i.problem is None) for i in items] == [
@@ -75,9 +75,11 @@ def test_read_list_parses_targets_and_flags_bad_lines(tmp_path: Path) -> None:
         ("repo-b", None, "2021-06-01", True),
         ("repo-c", "abc123", "2023-06-01", True),
         ("repo-d", None, "2023-06-01", False),
-        ("repo-e", None, "2023-06-01", False),
+        ("repo-e", "one", "2023-06-01", False),  # the third field must be a date
+        ("repo-f", "abc123", "2019-07-27", True),  # a commit pinned to a day
+        ("repo-g", "b", "2023-06-01", False),  # four fields: a problem
     ]
-    assert "invalid date" in (items[3].problem or "")
+    assert "invalid date" in (items[3].problem or "") and "invalid date" in (items[4].problem or "")
 
 
 @pytest.mark.slow

@@ -34,7 +34,8 @@ class BatchItem(BaseModel):
 
 
 def read_list(path: Path, default_date: str | None) -> list[BatchItem]:
-    """Parse `SOURCE [REV_OR_DATE]` lines; malformed lines become items with a problem."""
+    """Parse `SOURCE [REV_OR_DATE]` and `SOURCE REV DATE` lines (a commit pinned to a day, as
+    published instances are); malformed lines become items with a problem."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -46,16 +47,19 @@ def read_list(path: Path, default_date: str | None) -> list[BatchItem]:
             continue
         words = line.split()
         item = BatchItem(line_no=number, key=" ".join(words), source=words[0], date=default_date)
-        if len(words) > 2:
-            item.problem = f"line {number}: expected 'SOURCE [REV_OR_DATE]', got {len(words)} fields"
-        elif len(words) == 2:
-            target = words[1]
-            if _DATE.match(target):
+        if len(words) > 3:
+            item.problem = (f"line {number}: expected 'SOURCE [REV_OR_DATE]' or 'SOURCE REV DATE', "
+                            f"got {len(words)} fields")
+        for position, target in enumerate(words[1:3], start=1):
+            wants_date = len(words) == 3 and position == 2
+            if _DATE.match(target) and (wants_date or len(words) == 2):
                 try:
                     date.fromisoformat(target)
                     item.date = target
                 except ValueError:
                     item.problem = f"line {number}: invalid date {target!r}"
+            elif wants_date:
+                item.problem = f"line {number}: invalid date {target!r}"
             elif re.fullmatch(r"[\w./@^~{}-]+", target):
                 item.rev = target
             else:
