@@ -306,3 +306,45 @@ def test_the_projects_report_and_marker_options_are_merged_not_mangled(make_repo
     assert "-m 'not slow'" in command and "-rs" not in command and " -rA " in command
     assert record.iterations[0].commands[-1].command == command  # what ran is the plan
     assert (record.tests.PASSED, record.tests.SKIPPED, record.tests.FAILED) == (2, 1, 0)
+
+
+CLI_APP = """
+import argparse
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="tool")
+    parser.add_argument("--count", type=int, required=True)
+    args = parser.parse_args(argv)
+    return args.count * 2
+"""
+CLI_TESTS = """
+from calc.cli import main
+
+
+def test_count():
+    assert main(["--count", "2"]) == 4
+
+
+def test_default_count():  # the CLI changed under these tests: argparse exits with status 2
+    assert main([]) == 0
+
+
+def test_named():
+    assert main(["--name", "x"]) == 0
+
+
+def test_verbose():
+    assert main(["-v"]) == 0
+"""
+
+
+def test_a_repair_that_changes_nothing_is_undone_and_not_repeated(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("clitool", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                 "src/calc/cli.py": CLI_APP, "tests/test_cli.py": CLI_TESTS})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "failed" and record.pass_rate == 0.25
+    rounds = record.iterations
+    assert len(rounds) == 2, [(r.python, r.diagnosis and r.diagnosis.kind, r.repair) for r in rounds]
+    assert rounds[0].repair and rounds[1].undone and "undone" in rounds[1].undone
+    assert record.python == rounds[0].python  # the plan is the one before the vain repair

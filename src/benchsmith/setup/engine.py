@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchsmith import __version__
 from benchsmith.core import (
+    FAILING,
     BenchsmithError,
     CommandRun,
     Diagnosis,
@@ -142,6 +143,9 @@ class SetupEngine:
                              provenance=self.provenance())
         origin, plan = candidates.pop(0)
         tried: list[Plan] = []
+        exhausted: set[str] = set()  # diagnosis kinds whose repair made no progress
+        # (plan, test outcome, diagnosis kind, repair) before the last repair, to undo it
+        before_repair: tuple[Plan, tuple[frozenset[str], float | None], str, str] | None = None
         for round_number in range(1, self.options.max_iterations + 2):
             if self.cancelled.is_set():
                 raise KeyboardInterrupt
@@ -159,12 +163,25 @@ class SetupEngine:
             if diagnosis.infrastructure:
                 record.status = "error"
                 break
+            outcome = _outcome(counts, iteration.pass_rate)
+            if before_repair is not None and outcome is not None and outcome == before_repair[1]:
+                # The last repair changed nothing the tests can see: undo it, and no rule of
+                # that diagnosis gets another try (no walking down Python versions in vain).
+                plan, kind, what = before_repair[0], before_repair[2], before_repair[3]
+                exhausted.add(kind)
+                iteration.undone = (f"{what}: same failing tests and pass rate as before; undone")
+                self.progress(f"  {iteration.undone}")
+            before_repair = None
             if round_number > self.options.max_iterations:
                 break
-            repaired = self.repairer.repair(plan, diagnosis, context)
+            fresh_start = origin.startswith("reference") and candidates
+            repaired = (None if diagnosis.kind in exhausted or fresh_start
+                        else self.repairer.repair(plan, diagnosis, context))
             if repaired is not None and repaired[0] in tried:
                 repaired = None
             if repaired is not None:
+                if outcome is not None:
+                    before_repair = (plan, outcome, diagnosis.kind, repaired[1])
                 plan, iteration.repair = repaired
                 origin = "repair"
             elif diagnosis.kind == "system_packages" and not self.apt:
@@ -172,8 +189,11 @@ class SetupEngine:
                                      " use --backend docker)")
                 break
             elif candidates:
+                why = ("the reused plan failed" if fresh_start
+                       else "no rule applies" if diagnosis.kind not in exhausted
+                       else "no rule made progress")
                 origin, plan = candidates.pop(0)
-                iteration.repair = f"no rule applies; start over from the {origin} plan"
+                iteration.repair = f"{why}; start over from the {origin} plan"
             else:
                 break
             self.progress(f"  repair: {iteration.repair}")
@@ -310,6 +330,14 @@ class SetupEngine:
     def _finish(iteration: Iteration, started: float) -> Iteration:
         iteration.duration_s = round(time.monotonic() - started, 2)
         return iteration
+
+
+def _outcome(counts: TestCounts, rate: float | None) -> tuple[frozenset[str], float | None] | None:
+    """What a test run showed: the failing tests and the pass rate (None: no test ran)."""
+    if not counts.tests:
+        return None
+    failing = frozenset(t.name for t in counts.tests if t.status in FAILING)
+    return failing, rate
 
 
 def _command_run(phase: Literal["install", "test"], result: ExecResult,

@@ -24,6 +24,7 @@ class Iteration(BaseModel):
     validated: bool = False
     diagnosis: Diagnosis | None = None
     repair: str | None = None
+    undone: str | None = None  # the previous round's repair, when it changed nothing
     image: str | None = None  # environment image committed from this attempt (Docker)
     hung: list[str] = Field(default_factory=list)  # tests stopped for making no progress
     duration_s: float = 0.0
