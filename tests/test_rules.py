@@ -72,6 +72,14 @@ def test_python_choice_respects_date_constraints_and_named_versions() -> None:
     assert choose_python(named, date(2023, 6, 1), PY).version == "3.8"
 
 
+def test_python_choice_before_the_oldest_available_python_takes_the_oldest_that_fits() -> None:
+    choice = choose_python(context(), date(2013, 5, 1), PY)
+    assert choice.version == "3.7" and choice.fallbacks == ["3.8", "3.9", "3.10"]
+    assert choice.reason.startswith("fallback:")
+    newer = context(requires_python=[Hint(value=">=3.8", source="setup.py")])
+    assert choose_python(newer, date(2016, 1, 1), PY).version == "3.8"
+
+
 def test_python_choice_says_what_is_missing() -> None:
     with pytest.raises(BenchsmithError, match="no available Python fits requires-python >=3.13"):
         choose_python(context(requires_python=[Hint(value=">=3.13", source="x")]), date(2023, 6, 1), PY)

@@ -64,6 +64,14 @@ def choose_python(context: RepoContext, on: date, available: dict[str, str]) -> 
     released = [v for v in available if RELEASE_DATES.get(v, date.max) <= on]
     allowed = sorted((v for v in released if _allowed(v, specs)), key=version_key, reverse=True)
     if not allowed:
+        # Nothing this old is on the machine: the oldest one that fits comes closest to the
+        # date (what SWE-bench's own specs do for old repositories); recorded as a fallback.
+        later = sorted((v for v in available if _allowed(v, specs) and version_key(v) >= (3, 0)),
+                       key=version_key)
+        if later:
+            return PythonChoice(version=later[0], fallbacks=later[1:4], reason=(
+                f"fallback: no available Python fitting the project existed on {on}; "
+                f"the oldest available one that fits ({later[0]}) is used"))
         wanted = ", ".join(h.value for h in context.requires_python) or "any"
         raise BenchsmithError(
             f"no available Python fits requires-python {wanted} at {on}: "
