@@ -119,7 +119,8 @@ def test_diagnose_install_failures() -> None:
     pin = diagnose_install(failed(
         "error: No solution found when resolving dependencies:\n"
         "  Because there is no version of attrs==23.1.0 and you require attrs==23.1.0, we can conclude..."), [])
-    assert (pin.kind, pin.facts) == ("unsatisfiable", {"packages": ["attrs"], "required": ["attrs"]})
+    assert (pin.kind, pin.facts) == ("unsatisfiable", {"packages": ["attrs"], "required": ["attrs"],
+                                                       "requirements": ["attrs==23.1.0"]})
     python = diagnose_install(failed(
         "Because the current Python version (3.11.7) does not satisfy Python<3.10 and foo==1.0 depends on Python<3.10"), [])
     assert python.category == "python"
@@ -235,7 +236,8 @@ def test_conflicting_added_package_is_dropped_before_relaxing() -> None:
            "         and flake8==3.6.0 depends on pyflakes>=2.0.0,<2.1.0, we can conclude that flake8==3.6.0 cannot be used.\n"
            "         And because you require flake8==3.6.0, we can conclude that your requirements are unsatisfiable.\n")
     diagnosis = diagnose_install(failed(out), ["pyflakes"])
-    assert diagnosis.facts == {"packages": ["pyflakes"], "required": ["flake8"]}
+    assert diagnosis.facts == {"packages": ["pyflakes"], "required": ["flake8"],
+                               "requirements": ["flake8==3.6.0"]}
     fixed, what = RuleRepairer().repair(plan(packages=["pytest", "flake8==3.6.0"]), diagnosis, context()) or (None, "")
     assert fixed is not None and fixed.packages == ["pytest"] and "drop flake8==3.6.0" in what
     relaxed, what = RuleRepairer().repair(fixed, diagnosis, context()) or (None, "")
@@ -258,3 +260,52 @@ def test_a_broken_setup_py_is_not_mistaken_for_missing_pep660() -> None:
     out = ("Failed to build `bib @ file:///x`\n  File \"build_meta.py\", in get_requires_for_build_editable\n"
            "FileNotFoundError: [Errno 2] No such file or directory: 'README.rst'")
     assert diagnose_install(failed(out), ["bib"]).kind == "project_build_failed"
+
+
+RELEASES = {"releases": {
+    "22.2.0": [{"upload_time_iso_8601": "2022-12-21T16:00:00.000Z"}],
+    "23.1.0rc1": [{"upload_time_iso_8601": "2023-04-01T10:00:00.000Z"}],
+    "23.1.0": [{"upload_time_iso_8601": "2023-04-16T10:48:18.000Z"},
+               {"upload_time_iso_8601": "2023-04-16T10:50:02.000Z"}],
+    "23.2.0": [{"upload_time_iso_8601": "2023-12-31T06:30:30.000Z"}],
+    "24.0.0": [{"upload_time_iso_8601": "2023-05-01T00:00:00.000Z", "yanked": True}],
+}}
+
+
+def test_a_relaxed_pin_moves_to_the_first_release_that_satisfies_the_requirement(monkeypatch) -> None:
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Index(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = json.dumps(RELEASES).encode() if self.path == "/pypi/attrs/json" else b"{}"
+            self.send_response(200 if self.path == "/pypi/attrs/json" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("BENCHSMITH_PYPI_URL", f"http://127.0.0.1:{server.server_address[1]}")
+    try:
+        diagnosis = diagnose_install(failed(
+            "error: No solution found when resolving dependencies\n  cause: Because only "
+            "attrs<=20.3.0 is available and you require attrs>=23.1,<24, we can conclude that "
+            "your requirements are unsatisfiable.\n"), [])
+        assert diagnosis.facts["requirements"] == ["attrs>=23.1,<24"]
+        relaxed, what = RuleRepairer().repair(plan(), diagnosis, context()) or (None, "")
+        assert relaxed is not None
+        assert relaxed.exclude_newer_packages == {"attrs": "2023-04-17T00:00:00Z"}
+        assert "first release with attrs<24,>=23.1" in what
+        missing = diagnose_install(failed(
+            "  cause: Because there are no versions of ghost>=2 and you require ghost>=2, we can "
+            "conclude that your requirements are unsatisfiable.\nNo solution found"), [])
+        fallback, what = RuleRepairer().repair(plan(), missing, context()) or (None, "")
+        assert fallback is not None and "today (no release date found)" in what
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -40,6 +40,9 @@ _UNSAT = re.compile(
     r"([A-Za-z0-9_.\-]+)"
 )
 _REQUIRED = re.compile(r"you require ([A-Za-z0-9_.\-]+)")
+# "you require attrs>=23.1,<24, we can conclude ...": the requirement with its specifier
+_REQUIRED_SPEC = re.compile(r"you require ([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?"
+                            r"(?:[<>=!~]=?[^\s,]+(?:,[<>=!~]=?[^\s,]+)*)?)")
 _NOT_FOUND = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
 _MISSING_FILE = re.compile(r"(?:File not found|No such file or directory).*?`?([\w./-]*requirements[\w./-]*\.txt)")
 _UNRECOGNIZED = re.compile(r"error: unrecognized arguments: (.+)")
@@ -116,7 +119,8 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         required = list(dict.fromkeys(_REQUIRED.findall(out)))
         return Diagnosis(category="installation", kind="unsatisfiable",
                          reason=f"no version of {unsat.group(1)} fits the date pin and the other requirements",
-                         facts={"packages": [unsat.group(1)], "required": required},
+                         facts={"packages": [unsat.group(1)], "required": required,
+                                "requirements": list(dict.fromkeys(_REQUIRED_SPEC.findall(out)))},
                          evidence=_line_with(out, unsat))
     if system := _system_packages(out):
         return system

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from benchsmith.core import Diagnosis, DiagnosisKind, ExecResult, Plan
@@ -24,6 +25,7 @@ from benchsmith.setup.knowledge import (
     plugin_for_option,
 )
 from benchsmith.setup.planner import BUILD_TOOL_FLOOR, backend_distribution
+from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
 from benchsmith.setup.requirements_tidy import inline_requirement_file, tidy_line
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
@@ -122,15 +124,33 @@ def repair_conflicting_extra(plan: Plan, diagnosis: Diagnosis, context: RepoCont
 
 
 def repair_unsatisfiable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """Relaxation: a requirement has no version before the date, so lift the pin for it alone."""
+    """Relaxation: a requirement has no version before the date, so its pin alone moves to the
+    day after the first release that satisfies it (today only when the index cannot tell)."""
     relaxed = []
-    today = datetime.now(timezone.utc).strftime("%Y-%m-%dT00:00:00Z")
+    wanted = {canonicalize_name(r.name): r.specifier
+              for r in (_requirement(t) for t in diagnosis.facts.get("requirements", [])) if r}
     for package in diagnosis.facts.get("packages", []):
         name = canonicalize_name(package)
-        if name not in plan.exclude_newer_packages:
-            plan.exclude_newer_packages[name] = today
-            relaxed.append(name)
+        if name in plan.exclude_newer_packages:
+            continue
+        specifier = wanted.get(name)
+        upload = earliest_satisfying_upload(name, specifier) if specifier else None
+        if upload is not None:
+            plan.exclude_newer_packages[name] = pin_after(upload)
+            relaxed.append(f"{name} to {plan.exclude_newer_packages[name][:10]} "
+                           f"(first release with {name}{specifier})")
+        else:
+            plan.exclude_newer_packages[name] = datetime.now(timezone.utc).strftime(
+                "%Y-%m-%dT00:00:00Z")
+            relaxed.append(f"{name} to today (no release date found)")
     return f"relax the date pin for {', '.join(relaxed)}" if relaxed else None
+
+
+def _requirement(text: str) -> Requirement | None:
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None
 
 
 def repair_not_in_registry(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
