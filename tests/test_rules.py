@@ -229,6 +229,17 @@ def test_planner_prefers_a_test_command_that_skips_network_tests() -> None:
     assert plan.test_args == ["--skip-tests-requiring-internet"]
 
 
+def test_a_ci_job_for_remote_data_is_not_the_test_command() -> None:
+    jobs = [Hint(value="pytest --remote-data=any -m 'not slow' tests", source=".github/workflows/ci.yml"),
+            Hint(value="pytest -m 'not slow' tests", source=".github/workflows/ci.yml")]
+    ctx = context(test_commands=jobs)
+    plan = RulePlanner().plan(ctx, choose_python(ctx, date(2023, 6, 1), PY), "2023-06-01T00:00:00Z")
+    assert plan.test_args == ["-m", "not slow", "tests"]
+    only = context(test_commands=jobs[:1])
+    plan = RulePlanner().plan(only, choose_python(only, date(2023, 6, 1), PY), "2023-06-01T00:00:00Z")
+    assert "--remote-data=any" not in plan.test_args  # the option that turns network tests on
+
+
 def test_conflicting_added_package_is_dropped_before_relaxing() -> None:
     out = ("error: No solution found when resolving dependencies\n"
            "  cause: Because only the following versions of pyflakes are available:\n"

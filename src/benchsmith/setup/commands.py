@@ -16,6 +16,8 @@ _DROP_FLAGS = {"-x", "--exitfirst", "-q", "--quiet", "-qq", "-v", "-vv", "-vvv",
                "-s", "--lf", "--ff", "--sw", "--stepwise", "--cov", "--no-cov", "--isort",
                "--flake8", "--mypy", "--black", "--pylint", "--pep8", "--codestyle", "--ruff",
                "--benchmark-only", "--benchmark-autosave", "--cache-clear"}
+# Options that run tests needing the network (which sandboxes do not have).
+_NETWORK_ON = {"--remote-data", "--run-network", "--run-online", "--online", "--run-internet"}
 _DROP_VALUE_OPTIONS = {"--maxfail", "--cov", "--cov-report", "--cov-config", "--junitxml",
                        "--junit-xml", "--durations", "--color", "--tb", "--html", "--cov-fail-under",
                        "--basetemp", "-r", "--benchmark-columns", "--benchmark-sort",
@@ -114,6 +116,9 @@ def clean_pytest_args(args: list[str]) -> list[str]:
         placeholder = "{" in word or word.startswith("$") or word == "--"
         # "-rs", "-rfE": a report selection glued to -r; ours (-rA) already reports everything.
         report_chars = word.startswith("-r") and len(word) > 2 and not word.startswith("--")
+        if name in _NETWORK_ON:  # flags that turn network tests on; never a separate value
+            index += 1
+            continue
         if placeholder or report_chars or word in _DROP_FLAGS or name in _DROP_VALUE_OPTIONS or (
             name.startswith("--cov") or name.startswith("--junit") or name.startswith("--benchmark-save")
         ):

@@ -29,7 +29,13 @@ DEV_EXTRAS = ("dev", "develop", "development", "ci")
 _SKIP_REQ_WORDS = ("doc", "lint", "mypy", "typing", "type", "style", "release", "deploy",
                    "publish", "bench", "format", "pre-commit", "precommit", "build", "wheel")
 _TEST_REQ_WORDS = ("test", "dev", "ci")
-_OFFLINE = re.compile(r"(internet|network|online|offline|remote)", re.IGNORECASE)
+# A command that leaves network tests out ("-m 'not network'", "--skip-internet", "--offline")
+# beats one that does not; one that turns them on (astropy's "--remote-data") comes last.
+_SKIPS_NETWORK = re.compile(r"not\s+(?:\w+\s+and\s+not\s+)*(?:internet|network|online|remote)|"
+                            r"--(?:skip|no|disable)[\w-]*(?:internet|network|online|remote)|--offline",
+                            re.IGNORECASE)
+_ENABLES_NETWORK = re.compile(r"--(?:remote-data|run-network|run-online|online|run-internet)\b",
+                              re.IGNORECASE)
 # Later build backends with the PEP 660 hooks, used when the pin date predates them.
 BUILD_TOOL_FLOOR = "2022-12-31"
 _SOURCE_RANK = ("tox", "nox", ".github", ".travis", ".circleci", "azure", "Makefile", "README",
@@ -152,7 +158,8 @@ class RulePlanner:
         pytest_hints = [h for h in sorted(context.test_commands, key=_rank)
                         if pytest_args_from_command(h.value) is not None]
         # Sandboxes reach package indexes only: a command that skips network tests wins.
-        pytest_hints.sort(key=lambda h: not _OFFLINE.search(h.value))
+        pytest_hints.sort(key=lambda h: (bool(_ENABLES_NETWORK.search(h.value)),
+                                         not _SKIPS_NETWORK.search(h.value)))
         unittest_hint = next((h for h in context.test_commands if "unittest" in h.value), None)
         if context.uses_unittest and not pytest_hints and not context.pytest_config_file:
             plan.runner = "unittest"
