@@ -669,6 +669,7 @@ def test_exported_names() -> None:
     assert sorted(benchsmith.parsing.__all__) == [
         "PytestLogParser",
         "UnittestLogParser",
+        "network_failures",
         "parse_test_output",
         "running_test",
         "strip_ansi",

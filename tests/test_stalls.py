@@ -1,5 +1,6 @@
-"""Hung tests never cost the whole timeout: a run that stops making progress is stopped after the
-stall limit, the hung test is named, recorded and left out of one rerun."""
+"""Hung and offline tests never sink a setup: a run that stops making progress is stopped after
+the stall limit (the hung test named, recorded and left out of one rerun), and tests that try to
+reach the network are recorded as needs_network and not counted."""
 
 from __future__ import annotations
 
@@ -126,3 +127,30 @@ def test_a_test_that_hangs_before_the_fix_is_fail_to_pass(make_repo, tmp_path: P
     assert behaviour.before[0].hung == ["tests/test_wait.py::test_wait"]
     assert behaviour.before[1].hung == behaviour.before[0].hung  # not waited for twice
     assert time.monotonic() - started < 2 * STALL_S + 120
+
+
+NETWORK_TESTS = """
+import urllib.request
+
+
+def test_download():
+    urllib.request.urlopen("http://data.example.invalid/sample.csv", timeout=5)
+
+
+def test_api():
+    urllib.request.urlopen("http://api.example.invalid/v1", timeout=5)
+"""
+
+
+def test_tests_that_need_the_network_are_recorded_not_counted(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("online", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                "tests/test_calc.py": CALC_TESTS, "tests/test_online.py": NETWORK_TESTS})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated" and record.pass_rate == 1.0
+    assert record.needs_network == ["tests/test_online.py::test_api", "tests/test_online.py::test_download"]
+    only = make_repo("offline", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                 "tests/test_online.py": NETWORK_TESTS})
+    failed = engine(tmp_path).setup(str(only.path), on_date=PIN_DATE)
+    assert failed.status == "failed" and failed.failure_category == "testing"
+    assert (failed.failure_reason or "").startswith("every test that ran needs the network (2 tests")
+    assert len(failed.iterations) == 1

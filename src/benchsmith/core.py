@@ -85,7 +85,7 @@ ErrorCategory = Literal["python", "installation", "testing", "undecidable"]
 DiagnosisKind = Literal[
     "build_dependency_missing", "dependency_build_failed", "direct_url_unreachable",
     "install_failed", "invalid_requirement", "killed", "missing_modules", "missing_path", "missing_plugins",
-    "missing_requirement_file", "network", "no_pep660", "no_tests", "not_in_registry",
+    "missing_requirement_file", "needs_network", "network", "no_pep660", "no_tests", "not_in_registry",
     "project_build_failed", "project_not_importable", "pytest_internal_error",
     "python_incompatible", "python_unavailable", "removed_api", "stalled",
     "syntax_error_in_dependency",

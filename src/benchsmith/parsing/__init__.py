@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import re
+
 from benchsmith.core import LogParser, TestResult
-from benchsmith.parsing.pytest_log import PytestLogParser, started_test, strip_ansi
+from benchsmith.parsing.pytest_log import (
+    PytestLogParser,
+    failure_messages,
+    started_test,
+    strip_ansi,
+)
 from benchsmith.parsing.unittest_log import UnittestLogParser, started_description
 
-__all__ = ["PytestLogParser", "UnittestLogParser", "parse_test_output", "running_test", "strip_ansi"]
+__all__ = ["PytestLogParser", "UnittestLogParser", "network_failures", "parse_test_output",
+           "running_test", "strip_ansi"]
+
+# Exceptions and messages of a test that tried to reach another host (sandboxes reach only the
+# package indexes).
+_NETWORK = re.compile(
+    r"ConnectionError|ConnectionRefusedError|NewConnectionError|MaxRetryError|gaierror|URLError|"
+    r"RemoteDisconnected|ProxyError|Name or service not known|Temporary failure in name resolution|"
+    r"nodename nor servname|Network is unreachable|getaddrinfo failed|Failed to establish a new "
+    r"connection|Could not resolve host|No address associated with hostname")
 
 _PARSERS: dict[str, type[LogParser]] = {
     "pytest": PytestLogParser,
@@ -32,3 +48,10 @@ def running_test(output: str, runner: str) -> str | None:
         if name := started(line):
             return None if name in finished else name
     return None
+
+
+def network_failures(output: str, runner: str) -> set[str]:
+    """Tests whose failure message says they tried to reach the network (pytest summaries)."""
+    if runner != "pytest":
+        return set()
+    return {name for name, message in failure_messages(output).items() if _NETWORK.search(message)}

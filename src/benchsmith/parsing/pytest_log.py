@@ -158,3 +158,21 @@ def started_test(line: str) -> str | None:
     """The node ID a verbose line begins with (``path::name[params]``), if it does."""
     match = _STARTED.match(line)
     return match["nodeid"] if match else None
+
+
+def failure_messages(output: str) -> dict[str, str]:
+    """The message of each FAILED/ERROR line of the short test summary (``-rA``), by node ID."""
+    messages: dict[str, str] = {}
+    in_summary = False
+    for line in split_lines(output):
+        header = _HEADER.match(line)
+        if header:
+            in_summary = header.group("title").strip() == "short test summary info"
+            continue
+        if not in_summary or not line.startswith(("FAILED ", "ERROR ")):
+            continue
+        rest = line.split(" ", 1)[1]
+        nodeid = _ID_BEFORE_DASH.match(rest)
+        if nodeid and rest[nodeid.end():].startswith(" - "):
+            messages[nodeid.group()] = rest[nodeid.end() + 3:]
+    return messages

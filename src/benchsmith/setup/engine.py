@@ -32,7 +32,7 @@ from benchsmith.core import (
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.render import render
 from benchsmith.harness.testrun import MAX_HUNG, TestCounts, count_tests, pass_rate
-from benchsmith.parsing import parse_test_output, running_test
+from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.sandbox.config import (
     LocalSandboxConfig,
     SandboxConfig,
@@ -210,6 +210,7 @@ class SetupEngine:
             record.failure_reason = last.diagnosis.reason
         record.pass_rate = last.pass_rate
         record.hung = list(last.hung)
+        record.needs_network = list(last.needs_network)
         return record
 
     def _accept(self, record: SetupRecord, checkout: Checkout, plan: Plan, counts: TestCounts,
@@ -222,6 +223,7 @@ class SetupEngine:
         record.sources = plan.sources
         record.tests = counts
         record.hung = list(iteration.hung)
+        record.needs_network = list(iteration.needs_network)
         record.pass_rate = iteration.pass_rate
         # Every attempt starts from a fresh sandbox, so the validating attempt is the clean run.
         record.clean_run_s = iteration.duration_s
@@ -275,6 +277,10 @@ class SetupEngine:
                     iteration.diagnosis = self.repairer.diagnose(plan, result, "install", context)
                     return self._finish(iteration, started), counts
             outputs, tests = self._run_tests(sandbox, plan, env, iteration)
+            # Tests that tried to reach another host say nothing about the environment.
+            network = set().union(*(network_failures(r.output, plan.runner) for r in outputs))
+            iteration.needs_network = sorted(t.name for t in tests if t.name in network)
+            tests = [t for t in tests if t.name not in network]
             counts = count_tests(tests)
             iteration.tests = {s.value: getattr(counts, s.value) for s in TestStatus}
             iteration.pass_rate = pass_rate(counts)
@@ -284,7 +290,12 @@ class SetupEngine:
                 iteration.image = sandbox.snapshot(
                     environment_name(checkout.repo, checkout.commit),
                     {"benchsmith.repo": checkout.repo, "benchsmith.commit": checkout.commit})
-            if not iteration.validated:
+            if not iteration.validated and rate is None and iteration.needs_network:
+                iteration.diagnosis = Diagnosis(
+                    category="testing", kind="needs_network",
+                    reason=f"every test that ran needs the network "
+                           f"({len(iteration.needs_network)} tests, e.g. {iteration.needs_network[0]})")
+            elif not iteration.validated:
                 failed = next((r for r in outputs if not r.ok), outputs[-1])
                 iteration.diagnosis = self.repairer.diagnose(plan, failed, "test", context)
                 if rate is not None:

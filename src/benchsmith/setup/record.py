@@ -27,6 +27,7 @@ class Iteration(BaseModel):
     undone: str | None = None  # the previous round's repair, when it changed nothing
     image: str | None = None  # environment image committed from this attempt (Docker)
     hung: list[str] = Field(default_factory=list)  # tests stopped for making no progress
+    needs_network: list[str] = Field(default_factory=list)  # failed reaching another host
     duration_s: float = 0.0
 
 
@@ -61,3 +62,4 @@ class SetupRecord(BaseModel):
     provenance: Provenance | None = None
     input: str | None = None  # the setup-batch line this record answers
     hung: list[str] = Field(default_factory=list)  # tests left out because they hung
+    needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
