@@ -348,3 +348,31 @@ def test_a_repair_that_changes_nothing_is_undone_and_not_repeated(make_repo, tmp
     assert len(rounds) == 2, [(r.python, r.diagnosis and r.diagnosis.kind, r.repair) for r in rounds]
     assert rounds[0].repair and rounds[1].undone and "undone" in rounds[1].undone
     assert record.python == rounds[0].python  # the plan is the one before the vain repair
+
+
+def test_submodules_are_checked_out_and_missing_ones_recorded(make_repo, tmp_path: Path) -> None:
+    import subprocess
+
+    data = make_repo("tables", {"values.txt": "2 4\n"})
+    repo = make_repo("withsub", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                 "tests/test_table.py": (
+                                     "from pathlib import Path\nfrom calc import add\n\n\n"
+                                     "def test_table():\n"
+                                     "    a, b = Path('vendor/tables/values.txt').read_text().split()\n"
+                                     "    assert add(int(a), int(a)) == int(b)\n")})
+    git = ["git", "-c", "protocol.file.allow=always", "-c", "user.name=F", "-c", "user.email=f@x"]
+    subprocess.run([*git, "submodule", "add", "-q", str(data.path), "vendor/tables"], cwd=repo.path,
+                   check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-q", "-m", "vendor tables"], cwd=repo.path, check=True,
+                   env={"GIT_COMMITTER_DATE": "2023-05-02T12:00:00+00:00",
+                        "GIT_AUTHOR_DATE": "2023-05-02T12:00:00+00:00", "PATH": "/usr/bin:/bin"})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert record.missing_submodules == [] and record.tests.PASSED == 1
+
+    gone = make_repo("gonesub", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                 "tests/test_calc.py": CALC_TESTS,
+                                 ".gitmodules": '[submodule "ext"]\n\tpath = ext/lib\n'
+                                                "\turl = https://git.example.invalid/ext/lib.git\n"})
+    record = engine(tmp_path).setup(str(gone.path), on_date=PIN_DATE)
+    assert record.status == "validated" and record.missing_submodules == ["ext/lib"]

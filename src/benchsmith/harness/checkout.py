@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -184,6 +185,8 @@ def materialize(checkout: Checkout, dest: Path, portable: bool = False) -> Path:
     git("clone", "--quiet", "--shared", "--no-checkout", checkout.git_dir, str(dest))
     git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", checkout.commit,
         cwd=dest)
+    if (dest / ".gitmodules").is_file():
+        init_submodules(dest, local_source=not _URL.match(checkout.source))
     if portable:
         try:
             git("repack", "-a", "-d", "-q", cwd=dest, timeout=1800)
@@ -194,6 +197,29 @@ def materialize(checkout: Checkout, dest: Path, portable: bool = False) -> Path:
                 ".git/objects/pack/pack", cwd=dest, timeout=1800)
         (dest / ".git" / "objects" / "info" / "alternates").unlink(missing_ok=True)
     return dest
+
+
+def init_submodules(repo: Path, local_source: bool) -> list[str]:
+    """Check out the repository's submodules (a C extension's sources, test data); return the
+    paths that stayed empty (their host unreachable), which the setup context reports.
+
+    Submodules on the local disk are allowed only when the source itself is local.
+    """
+    allow = ["-c", "protocol.file.allow=always"] if local_source else []
+    with contextlib.suppress(BenchsmithError):  # unreachable ones are listed below
+        git(*allow, "submodule", "update", "--init", "--recursive", "--quiet", cwd=repo, timeout=300)
+    return missing_submodules(repo)
+
+
+def missing_submodules(repo: Path) -> list[str]:
+    """Submodule paths of `.gitmodules` that have no files in the checkout."""
+    try:
+        listed = git("config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$",
+                     cwd=repo)
+    except BenchsmithError:
+        return []
+    paths = [line.split(" ", 1)[1].strip() for line in listed.splitlines() if " " in line]
+    return [p for p in paths if not (repo / p).is_dir() or not any((repo / p).iterdir())]
 
 
 def resolve_source(source: str, mirrors: str | None) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchsmith.harness.checkout import missing_submodules
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.sources.ci import read_other_ci
 from benchsmith.setup.sources.collector import Collector
@@ -52,4 +53,5 @@ def gather_context(repo_dir: Path) -> RepoContext:
     for read in READERS:
         read(collector)
     collector.ctx.repo_root = str(repo_dir)
+    collector.ctx.missing_submodules = missing_submodules(repo_dir)
     return collector.ctx

@@ -16,6 +16,7 @@ class RepoContext(BaseModel):
     """Everything extracted from a checkout; every item records its source file."""
 
     repo_root: str = ""  # host path of the checkout the context was read from
+    missing_submodules: list[str] = Field(default_factory=list)  # declared, but not checked out
     root_files: list[str] = Field(default_factory=list)
     root_dirs: list[str] = Field(default_factory=list)
     has_python_project: bool = False

@@ -140,7 +140,8 @@ class SetupEngine:
                              date=checkout.pin_date, exclude_newer=checkout.exclude_newer,
                              status="failed", threshold=self.options.threshold,
                              backend=self.options.sandbox.type, benchsmith_version=__version__,
-                             provenance=self.provenance())
+                             provenance=self.provenance(),
+                             missing_submodules=context.missing_submodules)
         origin, plan = candidates.pop(0)
         tried: list[Plan] = []
         exhausted: set[str] = set()  # diagnosis kinds whose repair made no progress
@@ -208,6 +209,9 @@ class SetupEngine:
                 "infrastructure" if last.diagnosis.infrastructure else last.diagnosis.category
             )
             record.failure_reason = last.diagnosis.reason
+            if record.missing_submodules:  # often the cause: sources or data never arrived
+                record.failure_reason += (" (submodules not checked out: "
+                                          f"{', '.join(record.missing_submodules)})")
         record.pass_rate = last.pass_rate
         record.hung = list(last.hung)
         record.needs_network = list(last.needs_network)

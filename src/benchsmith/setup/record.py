@@ -63,3 +63,4 @@ class SetupRecord(BaseModel):
     input: str | None = None  # the setup-batch line this record answers
     hung: list[str] = Field(default_factory=list)  # tests left out because they hung
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
+    missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out
