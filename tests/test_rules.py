@@ -320,3 +320,22 @@ def test_a_relaxed_pin_moves_to_the_first_release_that_satisfies_the_requirement
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.parametrize(("output", "packages"), [
+    ("fatal error: libxml/xmlversion.h: No such file or directory", ["libxml2-dev"]),
+    ("/usr/bin/ld: cannot find -llz4: No such file or directory", ["liblz4-dev"]),
+    ("Package libffi was not found in the pkg-config search path.", ["libffi-dev"]),
+    ("Package 'libxml-2.0', required by 'virtual:world', not found", ["libxml2-dev"]),
+    ("Exception: Could not find lz4 lib/headers", ["liblz4-dev"]),
+    ("error: Unable to find the snappy library", ["libsnappy-dev"]),
+    ("libGL.so.1: cannot open shared object file: No such file or directory", ["libgl1"]),
+    ("OSError: Could not find the requested file", []),
+])
+def test_build_failures_name_the_debian_package(output: str, packages: list[str]) -> None:
+    from benchsmith.setup.system_packages import debian_packages_for
+
+    assert debian_packages_for(output) == packages
+    if packages:
+        diagnosis = diagnose_install(failed("  × Failed to build `pkg==1.0`\n" + output), [])
+        assert diagnosis.kind == "system_packages" and diagnosis.facts["apt"] == packages

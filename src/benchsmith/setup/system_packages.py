@@ -183,6 +183,38 @@ LIBRARY_PACKAGES: dict[str, str] = {
     "libffi.so": "libffi8",
 }
 
+# Development packages by a library's short name, as linkers ("cannot find -llz4"),
+# pkg-config ("Package libffi was not found") and build scripts ("Could not find lz4
+# lib/headers") name them.
+DEV_PACKAGES: dict[str, str] = {
+    "lz4": "liblz4-dev", "zstd": "libzstd-dev", "snappy": "libsnappy-dev", "z": "zlib1g-dev",
+    "zlib": "zlib1g-dev", "bz2": "libbz2-dev", "lzma": "liblzma-dev", "ssl": "libssl-dev",
+    "crypto": "libssl-dev", "openssl": "libssl-dev", "ffi": "libffi-dev", "xml2": "libxml2-dev",
+    "xml-2.0": "libxml2-dev", "xslt": "libxslt1-dev", "exslt": "libxslt1-dev",
+    "jpeg": "libjpeg-dev", "png": "libpng-dev", "png16": "libpng-dev", "tiff": "libtiff-dev",
+    "webp": "libwebp-dev", "freetype": "libfreetype-dev", "freetype2": "libfreetype-dev",
+    "yaml": "libyaml-dev", "yaml-0.1": "libyaml-dev", "sqlite3": "libsqlite3-dev",
+    "pq": "libpq-dev", "mysqlclient": "default-libmysqlclient-dev",
+    "mariadb": "libmariadb-dev", "curl": "libcurl4-openssl-dev", "gmp": "libgmp-dev",
+    "mpfr": "libmpfr-dev", "hdf5": "libhdf5-dev", "cairo": "libcairo2-dev",
+    "geos_c": "libgeos-dev", "gdal": "libgdal-dev", "proj": "libproj-dev", "uuid": "uuid-dev",
+    "readline": "libreadline-dev", "ncurses": "libncurses-dev", "magic": "libmagic-dev",
+    "sndfile": "libsndfile1-dev", "systemd": "libsystemd-dev", "xmlsec1": "libxmlsec1-dev",
+    "krb5": "libkrb5-dev", "gssapi_krb5": "libkrb5-dev", "ldap": "libldap2-dev",
+    "sasl2": "libsasl2-dev", "portaudio": "portaudio19-dev", "portaudio-2.0": "portaudio19-dev",
+    "sodium": "libsodium-dev", "zmq": "libzmq3-dev", "libzmq": "libzmq3-dev",
+    "memcached": "libmemcached-dev", "openblas": "libopenblas-dev", "lapack": "liblapack-dev",
+    "blas": "libblas-dev", "usb-1.0": "libusb-1.0-0-dev", "dbus-1": "libdbus-1-dev",
+    "glib-2.0": "libglib2.0-dev", "gobject-introspection-1.0": "libgirepository1.0-dev",
+    "libvirt": "libvirt-dev", "icu-uc": "libicu-dev", "icu": "libicu-dev", "expat": "libexpat1-dev",
+    "leveldb": "libleveldb-dev", "lmdb": "liblmdb-dev", "xxhash": "libxxhash-dev",
+}
+_LINK = re.compile(r"cannot find -l([\w.+-]+)")
+_PKG_CONFIG = re.compile(r"Package '?([\w.+-]+)'?(?:,| was not found in the pkg-config search path)"
+                         r"(?:[^\n]*not found)?")
+_BUILD_SCRIPT = re.compile(r"(?:Could not|Cannot|Unable to) find (?:the )?([\w.+-]+) "
+                           r"(?:lib(?:rary|raries)?|headers?|development files)", re.IGNORECASE)
+
 _HEADER = re.compile(r"fatal error: ([\w/.+-]+\.h): No such file or directory")
 _TOOL = re.compile(
     r"(?:(?:^|[\s:'\"])([\w.+-]+): (?:command )?not found"
@@ -212,6 +244,12 @@ def debian_packages_for(output: str) -> list[str]:
             if library.startswith(prefix.removesuffix(".so")) and library.endswith(".so"):
                 wanted.append(package)
                 break
+    for pattern in (_LINK, _PKG_CONFIG, _BUILD_SCRIPT):
+        for name in pattern.findall(output):
+            key = name.lower()
+            package = DEV_PACKAGES.get(key) or DEV_PACKAGES.get(key.removeprefix("lib"))
+            if package:
+                wanted.append(package)
     if "Please make sure the libxml2 and libxslt development packages are installed" in output:
         wanted += ["libxml2-dev", "libxslt1-dev"]
     return list(dict.fromkeys(wanted))
