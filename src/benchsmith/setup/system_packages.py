@@ -247,9 +247,9 @@ def debian_packages_for(output: str) -> list[str]:
     for pattern in (_LINK, _PKG_CONFIG, _BUILD_SCRIPT):
         for name in pattern.findall(output):
             key = name.lower()
-            package = DEV_PACKAGES.get(key) or DEV_PACKAGES.get(key.removeprefix("lib"))
-            if package:
-                wanted.append(package)
+            dev = DEV_PACKAGES.get(key) or DEV_PACKAGES.get(key.removeprefix("lib"))
+            if dev:
+                wanted.append(dev)
     if "Please make sure the libxml2 and libxslt development packages are installed" in output:
         wanted += ["libxml2-dev", "libxslt1-dev"]
     return list(dict.fromkeys(wanted))
