@@ -113,3 +113,31 @@ def test_a_requirement_file_pip_accepted_installs_with_uv(make_repo, tmp_path: P
     first = record.iterations[0]
     assert first.diagnosis is not None and first.diagnosis.kind == "direct_url_unreachable"
     assert len(record.iterations) == 2
+
+
+YANKED = """error: No solution found when resolving dependencies
+  cause: Because types-pkg-resources<=0.1.2 was yanked (reason: Use types-setuptools instead) and only the following versions of types-pkg-resources are available:
+             types-pkg-resources<=0.1.2
+             types-pkg-resources==0.1.3
+         we can conclude that all of:
+             types-pkg-resources<0.1.3
+             types-pkg-resources>0.1.3
+          cannot be used.
+         And because types-pkg-resources==0.1.3 was yanked (reason: Use types-setuptools instead) and you require types-pkg-resources, we can conclude that your requirements are unsatisfiable.
+"""
+
+
+def test_a_requirement_with_only_yanked_releases_is_left_out(tmp_path: Path) -> None:
+    from benchsmith.setup.context_model import RepoContext
+    from benchsmith.setup.repair import RuleRepairer
+
+    diagnosis = diagnose_install(_failed(YANKED), [])
+    assert diagnosis.kind == "yanked" and diagnosis.facts["packages"] == ["types-pkg-resources"]
+    (tmp_path / "requirements_dev.txt").write_text("pytest\ntypes-pkg-resources\nhypothesis\n")
+    plan = Plan(python="3.9", exclude_newer="2021-10-13T00:00:00Z",
+                requirement_files=["requirements_dev.txt"], packages=["requests"])
+    context = RepoContext(has_python_project=True, repo_root=str(tmp_path))
+    fixed, what = RuleRepairer().repair(plan, diagnosis, context) or (None, "")
+    assert fixed is not None and fixed.requirement_files == []
+    assert fixed.packages == ["requests", "pytest", "hypothesis"]
+    assert "types-pkg-resources" in what

@@ -23,6 +23,8 @@ _DIRECT_URL = re.compile(
 # uv's words for lines pip of old accepted: legacy specifiers, editable VCS requirements.
 _INVALID_REQUIREMENT = re.compile(
     r"(?:Couldn't parse requirement|Unsupported editable requirement) in `([^`]+)`")
+# Every release a requirement allows was withdrawn: "because foo==0.1.3 was yanked (...)".
+_YANKED = re.compile(r"[Bb]ecause ([A-Za-z0-9_.\-]+)[<>=!~]=?[^\s]* was yanked")
 _NO_PEP660 = re.compile(
     r"has no attribute 'build_editable'|does not support editable|"
     r"missing the `build_editable` hook|Editable installs? (?:is|are) not supported",
@@ -115,6 +117,14 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         return Diagnosis(category="installation", kind="not_in_registry",
                          reason=f"{not_found.group(1)} is not on the package index",
                          facts={"packages": [not_found.group(1)]}, evidence=_line_with(out, not_found))
+    yanked = list(dict.fromkeys(_YANKED.findall(out)))
+    required_names = set(_REQUIRED.findall(out))
+    if "No solution found" in out and yanked and set(yanked) & required_names:
+        names = [n for n in yanked if n in required_names]
+        return Diagnosis(category="installation", kind="yanked",
+                         reason=f"every release of {', '.join(names)} allowed at the date was "
+                                "withdrawn (yanked) from the index",
+                         facts={"packages": names}, evidence=_tail(out, 8))
     if "No solution found" in out and (unsat := _UNSAT.search(out)):
         required = list(dict.fromkeys(_REQUIRED.findall(out)))
         return Diagnosis(category="installation", kind="unsatisfiable",

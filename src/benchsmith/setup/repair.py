@@ -26,7 +26,7 @@ from benchsmith.setup.knowledge import (
 )
 from benchsmith.setup.planner import BUILD_TOOL_FLOOR, backend_distribution
 from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
-from benchsmith.setup.requirements_tidy import inline_requirement_file, tidy_line
+from benchsmith.setup.requirements_tidy import drop_requirement, inline_requirement_file, tidy_line
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
 
@@ -314,6 +314,14 @@ def repair_direct_url(plan: Plan, diagnosis: Diagnosis, context: RepoContext) ->
     return "; ".join(notes)
 
 
+def repair_yanked(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """No installable release of a requirement is left: leave it out, recorded (its tests, if
+    any need it, then say so themselves)."""
+    notes = drop_requirement(plan, diagnosis.facts.get("packages", []), Path(context.repo_root),
+                             context.project_name)
+    return notes[-1] if notes else None
+
+
 def repair_invalid_requirement(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """uv rejects a line of a requirement file: install the file line by line, tidied."""
     for path in diagnosis.facts.get("files", []):
@@ -336,6 +344,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "system_packages": [repair_system_packages],
     "direct_url_unreachable": [repair_direct_url],
     "invalid_requirement": [repair_invalid_requirement],
+    "yanked": [repair_yanked],
     "python_incompatible": [repair_python],
     "dependency_build_failed": [repair_python],
     "removed_api": [repair_python],

@@ -189,3 +189,25 @@ def tidy_requirements(plan: Plan, root: Path, project: str | None) -> list[str]:
         plan.packages = kept
     plan.notes += [n for n in notes if n not in plan.notes]
     return notes
+
+
+def drop_requirement(plan: Plan, names: list[str], root: Path, project: str | None) -> list[str]:
+    """Leave packages `names` out of the plan (from its packages and, by installing them line
+    by line, from its requirement files); return the notes."""
+    drop = {canonicalize_name(n) for n in names}
+
+    def named(line: str) -> bool:
+        tidied, _ = tidy_line(line, project)
+        requirement = _parse(tidied) if tidied else None
+        return requirement is not None and canonicalize_name(requirement.name) in drop
+
+    notes: list[str] = []
+    for path in list(plan.requirement_files):
+        if any(named(line) for line in _file_lines(root, path)):
+            notes += inline_requirement_file(plan, path, root, project)
+    kept = [p for p in plan.packages if not named(p)]
+    if kept != plan.packages:
+        notes.append(f"leave out {', '.join(sorted(drop))} (cannot be installed at the date)")
+        plan.packages = kept
+        plan.notes.append(notes[-1])
+    return notes
