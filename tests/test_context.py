@@ -692,3 +692,39 @@ def test_tox_envlist_brace_expansion() -> None:
 )
 def test_classify_line(line: str, expected: list[tuple[str, str]]) -> None:
     assert classify_line(line) == expected
+
+
+FACTOR_TOX = """
+[tox]
+envlist = lint, py{38,39}, dbt0{17,18}-py38, py39-django{32,40}
+
+[testenv]
+deps =
+    -rrequirements_dev.txt
+    dbt017: dbt==0.17.2
+    dbt018: dbt==0.18.2
+    py38: mock
+    !dbt017,!dbt018: hypothesis
+commands =
+    dbt017,dbt018: dbt deps
+    pytest -m "not dbt"
+"""
+DJANGO_TOX = """
+[tox]
+envlist = py39-django{32,40}
+
+[testenv]
+deps =
+    django32: Django>=3.2,<4
+    django40: Django>=4.0,<4.1
+commands = pytest
+"""
+
+
+def test_factor_conditional_tox_lines_follow_one_env_never_their_union(tmp_path: Path) -> None:
+    ctx = gather_context(write(tmp_path / "a", {"tox.ini": FACTOR_TOX, "setup.py": "x = 1\n"}))
+    assert values(ctx.tox_deps) == ["-r requirements_dev.txt", "mock", "hypothesis"]
+    assert "dbt deps" not in values(ctx.test_commands)
+    # Every env names a Django: the first alternative is taken, not both.
+    ctx = gather_context(write(tmp_path / "b", {"tox.ini": DJANGO_TOX, "setup.py": "x = 1\n"}))
+    assert values(ctx.tox_deps) == ["Django>=3.2,<4"]

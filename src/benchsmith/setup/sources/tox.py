@@ -11,7 +11,7 @@ from benchsmith.setup.sources.coerce import as_dict, as_list, as_str, as_str_lis
 from benchsmith.setup.sources.collector import Collector
 from benchsmith.setup.sources.commands import is_non_test_env, join_args
 from benchsmith.setup.sources.repo_files import load_ini
-from benchsmith.setup.sources.versions import split_envlist, tox_env_pythons
+from benchsmith.setup.sources.versions import expand_braces, split_envlist, tox_env_pythons
 
 _PYPY_ONLY = re.compile(r"^pypy[\w.]*(,\s*pypy[\w.]*)*$")
 _FACTOR_PREFIX = re.compile(r"^!?[\w.{},!\-]+:\s+(?=\S)")
@@ -26,24 +26,63 @@ _COMMAND_SUBSTITUTIONS = (
 )
 
 
-def _without_factor(line: str) -> str:
-    """Drop a "py38: " factor prefix; drop the whole line if only PyPy envs use it."""
+def _python_factor(name: str) -> bool:
+    return name in ("py", "py3", "python", "python3") or bool(tox_env_pythons(name))
+
+
+def _holds(condition: str, factors: set[str] | None) -> bool:
+    """Whether a factor condition ("dbt017,dbt018", "py{37,38}-!django") holds for an env with
+    `factors` (None: unknown, everything holds). Python factors always hold: the Python
+    is chosen separately."""
+    if factors is None:
+        return True
+    for alternative in (a for e in expand_braces(condition) for a in e.split(",")):
+        truths = []
+        for factor in (f.strip() for f in alternative.split("-") if f.strip()):
+            name = factor.lstrip("!")
+            truth = _python_factor(name) or name in factors
+            truths.append(not truth if factor.startswith("!") and not _python_factor(name) else truth)
+        if truths and all(truths):
+            return True
+    return False
+
+
+def _without_factor(line: str, factors: set[str] | None = None) -> str:
+    """Drop a "py38: " factor prefix; drop the whole line if its condition does not hold for
+    the chosen env (`factors`) or only PyPy envs use it."""
     match = _FACTOR_PREFIX.match(line)
     if not match:
         return line
     condition = match.group(0).rstrip().rstrip(":")
-    return "" if _PYPY_ONLY.match(condition) else line[match.end() :]
+    if _PYPY_ONLY.match(condition) or not _holds(condition, factors):
+        return ""
+    return line[match.end() :]
 
 
-def _ini_lines(ini: configparser.ConfigParser, value: str, depth: int = 0) -> list[str]:
-    """Logical lines of a tox value: continuations joined, factor prefixes and comments dropped,
-    ``{[section]key}`` references expanded."""
+def chosen_factors(envlist: list[str]) -> set[str]:
+    """The non-Python factors of the env a plain test run uses: of the envlist's test envs, the
+    one with the fewest such factors (one alternative per factor group, never their union)."""
+    best: set[str] | None = None
+    for env in envlist:
+        if is_non_test_env(env) or _PYPY_ONLY.match(env):
+            continue
+        extra = {f for f in env.split("-") if f and not _python_factor(f)}
+        if best is None or len(extra) < len(best):
+            best = extra
+    return best or set()
+
+
+def _ini_lines(ini: configparser.ConfigParser, value: str, depth: int = 0,
+               factors: set[str] | None = None) -> list[str]:
+    """Logical lines of a tox value: continuations joined, factor prefixes and comments dropped
+    (lines whose factors do not hold for the chosen env too), ``{[section]key}`` references
+    expanded."""
     lines: list[str] = []
     pending = ""
     for raw in value.splitlines():
         text = raw.strip()
         continued = text.endswith("\\")
-        piece = _without_factor(text[:-1].rstrip() if continued else text)
+        piece = _without_factor(text[:-1].rstrip() if continued else text, factors)
         line = f"{pending} {piece}".strip()
         pending = line if continued else ""
         if continued or not line or line.startswith("#"):
@@ -52,7 +91,7 @@ def _ini_lines(ini: configparser.ConfigParser, value: str, depth: int = 0) -> li
         if reference and depth < 3:
             section, key = reference.groups()
             if ini.has_option(section, key):
-                lines += _ini_lines(ini, ini.get(section, key), depth + 1)
+                lines += _ini_lines(ini, ini.get(section, key), depth + 1, factors)
             continue
         lines.append(line)
     return lines
@@ -106,9 +145,11 @@ def read_tox_ini(
     if not ini.has_section(main_section) and not ini.has_section("testenv"):
         return
     main = ini[main_section] if ini.has_section(main_section) else {}
-    for env in split_envlist(main.get("envlist", main.get("env_list", ""))):
+    envlist = split_envlist(main.get("envlist", main.get("env_list", "")))
+    for env in envlist:
         for minor in tox_env_pythons(env):
             c.python(minor, source)
+    factors = chosen_factors(envlist)
     for section in ini.sections():
         name = section.partition(":")[2].strip()
         if (section != "testenv" and not section.startswith("testenv:")) or is_non_test_env(name):
@@ -116,11 +157,12 @@ def read_tox_ini(
         values = ini[section]
         tox_env = ToxEnv(
             name=name,
-            commands=_ini_lines(ini, values.get("commands_pre", ""))
-            + _ini_lines(ini, values.get("commands", "")),
-            deps=_ini_lines(ini, values.get("deps", "")),
+            commands=_ini_lines(ini, values.get("commands_pre", ""), factors=factors)
+            + _ini_lines(ini, values.get("commands", ""), factors=factors),
+            deps=_ini_lines(ini, values.get("deps", ""), factors=factors),
             extras=[
-                e for line in _ini_lines(ini, values.get("extras", "")) for e in ini_list(line)
+                e for line in _ini_lines(ini, values.get("extras", ""), factors=factors)
+                for e in ini_list(line)
             ],
             basepython=values.get("basepython", ""),
         )
