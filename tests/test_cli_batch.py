@@ -82,6 +82,26 @@ def test_read_list_parses_targets_and_flags_bad_lines(tmp_path: Path) -> None:
     assert "invalid date" in (items[3].problem or "") and "invalid date" in (items[4].problem or "")
 
 
+def test_read_list_takes_published_instances(tmp_path: Path) -> None:
+    rows = [
+        {"instance_id": "o__r-1", "repo": "o/r", "base_commit": "abc123",
+         "created_at": "2021-10-13T19:35:57Z", "FAIL_TO_PASS": "[]"},
+        {"instance_id": "o__r-2", "repo": "o/r", "base_commit": "abc123",
+         "created_at": "2021-10-13T20:00:00Z"},  # the same environment: set up once
+        {"instance_id": "o__r-3", "repo": "o/r", "base_commit": "def456", "created_at": "13/10/2021"},
+        {"instance_id": "x", "base_commit": "abc"},
+    ]
+    listing = tmp_path / "lite.jsonl"
+    listing.write_text("".join(json.dumps(r) + "\n" for r in rows) + "not json\n")
+    items = read_list(listing, None)
+    assert [(i.source, i.rev, i.date) for i in items[:1]] == [("o/r", "abc123", "2021-10-13")]
+    assert items[0].key == "o/r abc123 2021-10-13" and items[0].problem is None
+    assert "invalid created_at" in (items[1].problem or "")
+    assert "needs 'repo' and 'base_commit'" in (items[2].problem or "")
+    assert "not JSON" in (items[3].problem or "")
+    assert len(items) == 4
+
+
 @pytest.mark.slow
 def test_setup_batch_resumes_and_summarises(make_repo, tmp_path: Path) -> None:
     good = make_repo("good", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,

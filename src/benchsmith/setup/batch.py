@@ -35,7 +35,10 @@ class BatchItem(BaseModel):
 
 def read_list(path: Path, default_date: str | None) -> list[BatchItem]:
     """Parse `SOURCE [REV_OR_DATE]` and `SOURCE REV DATE` lines (a commit pinned to a day, as
-    published instances are); malformed lines become items with a problem."""
+    published instances are); malformed lines become items with a problem. A `.json`/`.jsonl`
+    file is read as SWE-bench-format instances: each distinct `repo base_commit created_at`."""
+    if path.suffix in (".json", ".jsonl"):
+        return _instance_items(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -66,6 +69,34 @@ def read_list(path: Path, default_date: str | None) -> list[BatchItem]:
                 item.problem = f"line {number}: invalid revision {target!r}"
         if default_date and len(words) == 1:
             item.key = f"{words[0]} {default_date}"
+        items.append(item)
+    return items
+
+
+def _instance_items(path: Path) -> list[BatchItem]:
+    """One item per distinct (repo, base_commit) of an instance file, pinned to its creation day."""
+    from benchsmith.harness.jsonl import read_records as read_json_records
+
+    items: list[BatchItem] = []
+    seen: set[str] = set()
+    for number, (where, record) in enumerate(read_json_records(path, "instance"), start=1):
+        if not isinstance(record, dict):
+            items.append(BatchItem(line_no=number, key=where, source=where,
+                                   problem=f"{where}: {record if isinstance(record, str) else 'not an object'}"))
+            continue
+        repo, commit = record.get("repo"), record.get("base_commit")
+        day = str(record.get("created_at") or "")[:10] or None
+        if not repo or not commit:
+            items.append(BatchItem(line_no=number, key=where, source=str(repo or where),
+                                   problem=f"{where}: needs 'repo' and 'base_commit'"))
+            continue
+        key = " ".join(str(w) for w in (repo, commit, day) if w)
+        if key in seen:
+            continue
+        seen.add(key)
+        item = BatchItem(line_no=number, key=key, source=str(repo), rev=str(commit), date=day)
+        if day and not _DATE.match(day):
+            item.problem = f"{where}: invalid created_at {record.get('created_at')!r}"
         items.append(item)
     return items
 
