@@ -672,6 +672,7 @@ def test_exported_names() -> None:
         "network_failures",
         "parse_test_output",
         "running_test",
+        "service_failures",
         "strip_ansi",
     ]
 

@@ -85,7 +85,7 @@ ErrorCategory = Literal["python", "installation", "testing", "undecidable"]
 DiagnosisKind = Literal[
     "build_dependency_missing", "dependency_build_failed", "direct_url_unreachable",
     "install_failed", "invalid_requirement", "killed", "missing_modules", "missing_path", "missing_plugins",
-    "missing_requirement_file", "needs_network", "network", "no_pep660", "no_tests", "not_in_registry",
+    "missing_requirement_file", "needs_network", "needs_service", "network", "no_pep660", "no_tests", "not_in_registry",
     "project_build_failed", "project_not_importable", "pytest_internal_error",
     "python_incompatible", "python_unavailable", "removed_api", "stalled",
     "syntax_error_in_dependency",
@@ -111,6 +111,19 @@ class Diagnosis(BaseModel):
     infrastructure: bool = False  # the machine, not the repository, is at fault
 
 
+ServiceKind = Literal["postgresql", "mysql", "redis"]
+
+
+class Service(BaseModel):
+    """A server the tests need (started from Debian's package where the backend can)."""
+
+    kind: ServiceKind
+    user: str | None = None
+    password: str | None = None
+    database: str | None = None
+    source: str = ""  # where the need was seen: a file, or "test output"
+
+
 class Plan(BaseModel):
     """How to install and test a repository: the structure planners and repairers edit.
 
@@ -127,6 +140,7 @@ class Plan(BaseModel):
     groups: list[str] = Field(default_factory=list)
     packages: list[str] = Field(default_factory=list)
     apt_packages: list[str] = Field(default_factory=list)  # installed only where apt is allowed
+    services: list[Service] = Field(default_factory=list)  # started before the tests where apt is allowed
     exclude_newer_packages: dict[str, str] = Field(default_factory=dict)
     build_isolation: bool = True
     build_requirements: list[str] = Field(default_factory=list)

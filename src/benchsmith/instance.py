@@ -32,6 +32,7 @@ class TestSpec(BaseModel):
     ini_overrides: dict[str, str] = Field(default_factory=dict)  # pytest -o key=value
     disabled_plugins: list[str] = Field(default_factory=list)  # pytest -p no:name
     files: list[str] = Field(default_factory=list)  # the test modules the instance runs
+    services: list[str] = Field(default_factory=list)  # started (benchsmith-services) first
 
 
 class TaskInstance(BaseModel):

@@ -33,7 +33,8 @@ class CoverageRunner:
         tools = posixpath.join(posixpath.dirname(sandbox.workdir.rstrip("/")), "benchsmith-tools")
         words = self._probe(timeout)
         if not _usable(words):
-            self.prefix = f"PYTHONPATH={tools}${{PYTHONPATH:+:$PYTHONPATH}} "
+            # exported, so it reaches python past a service start (`benchsmith-services && ...`)
+            self.prefix = f"export PYTHONPATH={tools}${{PYTHONPATH:+:$PYTHONPATH}}; "
             words = self._probe(timeout)
             for pin in (exclude_newer, ""):  # coverage 5 may postdate the instance
                 if _usable(words):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 
 from benchsmith.core import Plan
+from benchsmith.harness import services as svc
 from benchsmith.instance import TaskInstance, TestSpec
 
 # pytest options whose value is the next word.
@@ -36,13 +37,17 @@ def _join(words: list[str]) -> str:
 
 
 def render_install(plan: Plan, apt: bool = True) -> list[str]:
-    """The install commands: Debian packages, build tools, then one uv resolution for everything."""
+    """The install commands: Debian packages (and the services' start script), build tools,
+    then one uv resolution for everything. `apt=False`: no system packages and no services."""
     commands: list[str] = []
-    if apt and plan.apt_packages:
+    system = sorted(set(plan.apt_packages) | set(svc.debian_packages(plan.services) if apt else []))
+    if apt and system:
         commands.append(
             "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
-            "--no-install-recommends " + _join(sorted(set(plan.apt_packages)))
+            "--no-install-recommends " + _join(system)
         )
+    if apt and plan.services:
+        commands.append(svc.install_command(plan.services))
     base = ["uv", "pip", "install", *_pin_flags(plan)]
     if not plan.build_isolation and plan.build_requirements:
         commands.append(_join(base + sorted(set(plan.build_requirements))))
@@ -74,16 +79,29 @@ def _env_prefix(env: dict[str, str]) -> str:
     return "".join(f"{k}={shlex.quote(v)} " for k, v in sorted(env.items()))
 
 
-def render_test(plan: Plan) -> list[str]:
-    """The whole-suite test command, asking the runner for per-test results (-rA, -v)."""
+def _prefix(env: dict[str, str], services: list[str]) -> str:
+    """Start the services (if any), then set the environment: what precedes a test command."""
+    start = f"{svc.START_COMMAND} && " if services else ""
+    return start + _env_prefix(env)
+
+
+def test_env(plan: Plan) -> dict[str, str]:
+    """The test environment: where the services are (started by us or already running on the
+    machine), then the plan's own variables."""
+    return {**svc.service_env(plan.services), **plan.env}
+
+
+def render_test(plan: Plan, apt: bool = True) -> list[str]:
+    """The whole-suite test command, asking the runner for per-test results (-rA, -v);
+    where services are started (`apt`), it starts them first."""
+    prefix = _prefix(test_env(plan), [s.kind for s in plan.services] if apt else [])
     if plan.runner == "unittest":
         words = ["python", "-m", "unittest", *(plan.test_args or ["discover"])]
         if "-v" not in words:
             words.append("-v")
-        return [_env_prefix(plan.env) + _join(words)]
-    return [_env_prefix(plan.env) + _join(_pytest_words(plan.disabled_plugins,
-                                                       plan.ini_overrides, plan.test_args,
-                                                       plan.deselect))]
+        return [prefix + _join(words)]
+    return [prefix + _join(_pytest_words(plan.disabled_plugins, plan.ini_overrides, plan.test_args,
+                                         plan.deselect))]
 
 
 def _pytest_words(disabled_plugins: list[str], ini_overrides: dict[str, str],
@@ -101,15 +119,17 @@ def _pytest_words(disabled_plugins: list[str], ini_overrides: dict[str, str],
     return words
 
 
-def plan_spec(plan: Plan, files: list[str]) -> TestSpec:
+def plan_spec(plan: Plan, files: list[str], services: bool = True) -> TestSpec:
     """The plan's test command as a structured spec for `files` (the plan's own test paths
-    are left out: the spec runs the files it is given)."""
+    are left out: the spec runs the files it is given). `services`: whether the backend the
+    plan was validated on starts services (apt)."""
     positional = set(positional_args(plan.test_args))
     # --pyargs reads the plan's paths as package names; the spec runs files.
     options = [a for i, a in enumerate(plan.test_args) if i not in positional and a != "--pyargs"]
-    return TestSpec(runner=plan.runner, args=options, env=dict(plan.env), deselect=list(plan.deselect),
-                    ini_overrides=dict(plan.ini_overrides),
-                    disabled_plugins=list(plan.disabled_plugins), files=list(files))
+    return TestSpec(runner=plan.runner, args=options, env=test_env(plan),
+                    deselect=list(plan.deselect), ini_overrides=dict(plan.ini_overrides),
+                    disabled_plugins=list(plan.disabled_plugins), files=list(files),
+                    services=[s.kind for s in svc.unique(plan.services)] if services else [])
 
 
 def render_spec(spec: TestSpec, files: list[str] | None = None,
@@ -120,12 +140,13 @@ def render_spec(spec: TestSpec, files: list[str] | None = None,
     is appended to a pytest command (options that neutralise plugins for such a run).
     """
     files = spec.files if files is None else files
+    prefix = _prefix(spec.env, spec.services)
     if spec.runner == "unittest":
         modules = [f.removesuffix(".py").replace("/", ".") for f in files]
-        return _env_prefix(spec.env) + _join([*launcher, "unittest", "-v", *modules])
+        return prefix + _join([*launcher, "unittest", "-v", *modules])
     words = _pytest_words(spec.disabled_plugins, spec.ini_overrides, spec.args + files,
                           spec.deselect, launcher)
-    return _env_prefix(spec.env) + _join(words + list(pytest_extra))
+    return prefix + _join(words + list(pytest_extra))
 
 
 def instance_spec(instance: TaskInstance) -> TestSpec:
@@ -165,7 +186,7 @@ def spec_from_command(command: str, runner: str, files: list[str]) -> TestSpec:
 
 def render(plan: Plan, apt: bool = True) -> tuple[list[str], list[str]]:
     """Install and test commands for `plan` (`apt=False` where system packages are off-limits)."""
-    return render_install(plan, apt), render_test(plan)
+    return render_install(plan, apt), render_test(plan, apt)
 
 
 def positional_args(args: list[str]) -> list[int]:

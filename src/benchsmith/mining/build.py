@@ -143,7 +143,7 @@ class InstanceBuilder:
         plan = environment.plan.model_copy(update={"exclude_newer": checkout.exclude_newer})
         try:
             sandbox = self._prepare(environment, plan, checkout)
-            behaviour = run_instance_tests(sandbox, plan_spec(plan, []), pr.patch, pr.test_patch,
+            behaviour = run_instance_tests(sandbox, plan_spec(plan, [], self.engine.apt), pr.patch, pr.test_patch,
                                            runs=self.runs,
                                            timeout=self.engine.options.test_timeout_s,
                                            progress=self.progress,
@@ -199,7 +199,7 @@ class InstanceBuilder:
 
     def _instance(self, pr: PullRequest, checkout: Checkout, plan: Plan,
                   environment: _Environment, behaviour: Behaviour) -> TaskInstance:
-        spec = plan_spec(plan, behaviour.test_files)
+        spec = plan_spec(plan, behaviour.test_files, self.engine.apt)
         return TaskInstance(
             instance_id=instance_id(pr.repo, pr.number), repo=pr.repo, base_commit=pr.base_commit,
             patch=pr.patch, test_patch=pr.test_patch, problem_statement=pr.problem_statement,

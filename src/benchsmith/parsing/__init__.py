@@ -14,7 +14,7 @@ from benchsmith.parsing.pytest_log import (
 from benchsmith.parsing.unittest_log import UnittestLogParser, started_description
 
 __all__ = ["PytestLogParser", "UnittestLogParser", "network_failures", "parse_test_output",
-           "running_test", "strip_ansi"]
+           "running_test", "service_failures", "strip_ansi"]
 
 # Exceptions and messages of a test that tried to reach another host (sandboxes reach only the
 # package indexes).
@@ -23,6 +23,18 @@ _NETWORK = re.compile(
     r"RemoteDisconnected|ProxyError|Name or service not known|Temporary failure in name resolution|"
     r"nodename nor servname|Network is unreachable|getaddrinfo failed|Failed to establish a new "
     r"connection|Could not resolve host|No address associated with hostname")
+
+# A local server the tests expected is not there: the environment's to provide, not the network.
+_SERVICES: dict[str, re.Pattern[str]] = {
+    "postgresql": re.compile(
+        r"could not connect to server|connection to server at \"[^\"]*\"(?: \([^)]*\))?, port 5432 "
+        r"failed|Is the server running locally and accepting|Connect call failed \('[^']*', 5432\)|"
+        r"connection to server on socket \"[^\"]*\.s\.PGSQL\.5432\" failed"),
+    "mysql": re.compile(r"Can't connect to (?:local )?(?:MySQL|MariaDB) server|"
+                        r"Connect call failed \('[^']*', 3306\)"),
+    "redis": re.compile(r"Error \d+ connecting to [\w.\-]+:6379|Connection refused[^\n]*:6379\b|"
+                        r"Connect call failed \('[^']*', 6379\)|redis\.exceptions\.ConnectionError"),
+}
 
 _PARSERS: dict[str, type[LogParser]] = {
     "pytest": PytestLogParser,
@@ -54,4 +66,10 @@ def network_failures(output: str, runner: str) -> set[str]:
     """Tests whose failure message says they tried to reach the network (pytest summaries)."""
     if runner != "pytest":
         return set()
-    return {name for name, message in failure_messages(output).items() if _NETWORK.search(message)}
+    return {name for name, message in failure_messages(output).items()
+            if _NETWORK.search(message) and not service_failures(message)}
+
+
+def service_failures(output: str) -> list[str]:
+    """The services (postgresql, mysql, redis) `output` says could not be reached."""
+    return [kind for kind, pattern in _SERVICES.items() if pattern.search(output)]

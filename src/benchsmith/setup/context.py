@@ -22,6 +22,7 @@ from benchsmith.setup.sources.pyproject import read_pyproject
 from benchsmith.setup.sources.pytest_config import read_pytest_config
 from benchsmith.setup.sources.repo_files import RepoFiles
 from benchsmith.setup.sources.requirements import find_requirement_files, read_pipfile
+from benchsmith.setup.sources.services import read_services
 from benchsmith.setup.sources.setuptools_files import read_setup_cfg, read_setup_py
 from benchsmith.setup.sources.tox import read_tox
 
@@ -36,6 +37,7 @@ READERS = (
     read_pipfile,
     find_requirement_files,
     read_github_actions,
+    read_services,
     read_other_ci,
     read_tox,
     read_noxfile,

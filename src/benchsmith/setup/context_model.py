@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from benchsmith.core import Service
+
 
 class Hint(BaseModel):
     """One command or fact found in a file, with where it came from."""
@@ -48,4 +50,6 @@ class RepoContext(BaseModel):
     test_dirs: list[str] = Field(default_factory=list)  # existing dirs like tests/, test/
     top_level_packages: list[str] = Field(default_factory=list)
     apt_packages: list[Hint] = Field(default_factory=list)  # from CI apt-get lines
+    services: list[Service] = Field(default_factory=list)  # servers the tests need
+    service_env: list[Hint] = Field(default_factory=list)  # "KEY=VALUE" pointing at them
     sources_read: list[str] = Field(default_factory=list)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from benchsmith.core import Diagnosis, ExecResult, output_tail
+from benchsmith.parsing import service_failures
 from benchsmith.setup.system_packages import debian_packages_for
 
 _NETWORK = re.compile(
@@ -47,6 +48,7 @@ _REQUIRED_SPEC = re.compile(r"you require ([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?"
                             r"(?:[<>=!~]=?[^\s,]+(?:,[<>=!~]=?[^\s,]+)*)?)")
 _NOT_FOUND = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
 _MISSING_FILE = re.compile(r"(?:File not found|No such file or directory).*?`?([\w./-]*requirements[\w./-]*\.txt)")
+_SERVICE_DOWN = re.compile(r"benchsmith-services: no answer from: (\S+)")
 _UNRECOGNIZED = re.compile(r"error: unrecognized arguments: (.+)")
 _UNKNOWN_MARK = re.compile(r"'([\w]+)' not found in `markers` configuration option")
 _FIXTURE = re.compile(r"fixture '([\w]+)' not found")
@@ -178,6 +180,10 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str)
         return Diagnosis(category="undecidable", kind="killed",
                          reason="the test run was killed (SIGKILL: most likely out of memory; "
                                 "raise the memory limit)", evidence=_tail(out))
+    if down := _SERVICE_DOWN.search(out):
+        return Diagnosis(category="testing", kind="needs_service",
+                         reason=f"a service did not come up: {down.group(1)} got no answer",
+                         evidence=_tail(out))
     if unrecognized := _UNRECOGNIZED.search(out):
         options = [w for w in unrecognized.group(1).split() if w.startswith("-")]
         return Diagnosis(category="testing", kind="unknown_options",
@@ -190,6 +196,10 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str)
             return Diagnosis(category="python", kind="removed_api",
                              reason=f"code needs Python <= {newest}: {removed.group(0)[:120]}",
                              facts={"max_python": [newest]}, evidence=_line_with(out, removed))
+    if services := service_failures(out):
+        return Diagnosis(category="testing", kind="needs_service",
+                         reason=f"tests need {' and '.join(services)}: no server answered",
+                         facts={"services": services}, evidence=_tail(out))
     modules = list(dict.fromkeys(_MISSING_MODULE.findall(out)))
     if modules:
         own = [m for m in modules if m.split(".")[0] in project_packages]

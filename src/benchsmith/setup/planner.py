@@ -77,10 +77,23 @@ class RulePlanner:
         self._requirements(context, plan)
         self._test_command(context, plan)
         self._plugins(context, plan)
+        self._services(context, plan)
         if context.repo_root:
             tidy_requirements(plan, Path(context.repo_root), context.project_name)
         apply_date_rules(plan, context)
         return plan
+
+    @staticmethod
+    def _services(context: RepoContext, plan: Plan) -> None:
+        """Servers the CI starts for the tests, and the variables that point the tests at them."""
+        plan.services = [s.model_copy() for s in context.services]
+        for hint in context.service_env:
+            key, _, value = hint.value.partition("=")
+            plan.env.setdefault(key, value)
+        if plan.services:
+            plan.sources["services"] = sorted({s.source for s in plan.services}
+                                              | {h.source for h in context.service_env})
+            plan.notes.append("services: " + ", ".join(s.kind for s in plan.services))
 
     # -- install ----------------------------------------------------------------------
     def _project(self, context: RepoContext, plan: Plan) -> None:

@@ -27,6 +27,7 @@ from benchsmith.setup.knowledge import (
 from benchsmith.setup.planner import BUILD_TOOL_FLOOR, backend_distribution
 from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
 from benchsmith.setup.requirements_tidy import drop_requirement, inline_requirement_file, tidy_line
+from benchsmith.setup.system_repairs import repair_services, repair_system_packages
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
 
@@ -331,17 +332,9 @@ def repair_invalid_requirement(plan: Plan, diagnosis: Diagnosis, context: RepoCo
     return None
 
 
-def repair_system_packages(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """Missing headers, tools or libraries: install their Debian packages (sandboxes with apt)."""
-    fresh = [p for p in diagnosis.facts.get("apt", []) if p not in plan.apt_packages]
-    if not fresh:
-        return None
-    plan.apt_packages += fresh
-    return f"install Debian packages {' '.join(fresh)}"
-
-
 RULES: dict[DiagnosisKind, list[Rule]] = {
     "system_packages": [repair_system_packages],
+    "needs_service": [repair_services],
     "direct_url_unreachable": [repair_direct_url],
     "invalid_requirement": [repair_invalid_requirement],
     "yanked": [repair_yanked],
@@ -385,7 +378,7 @@ class RuleRepairer:
 
     def repair(self, plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> tuple[Plan, str] | None:
         """Apply the first rule for the diagnosis that changes the plan."""
-        if diagnosis.kind == "system_packages" and not self.apt:
+        if diagnosis.kind in ("system_packages", "needs_service") and not self.apt:
             return None
         for rule in RULES.get(diagnosis.kind, []):
             candidate = plan.model_copy(deep=True)

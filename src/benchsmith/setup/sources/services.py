@@ -1,0 +1,107 @@
+"""Servers the tests need: GitHub Actions ``services:``, docker-compose files, and environment
+values that point at a database or cache (``DATABASE_URL=postgres://...``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from benchsmith.core import Service, ServiceKind
+from benchsmith.setup.sources.coerce import as_dict, as_list, as_str
+from benchsmith.setup.sources.collector import Collector
+from benchsmith.setup.sources.github_actions import WORKFLOW_GLOBS
+
+COMPOSE_GLOBS = ("docker-compose.yml", "docker-compose.yaml", "compose.yml", "compose.yaml",
+                 "*/docker-compose.yml", "*/docker-compose.yaml", "docker-compose.*.yml")
+# Image names (the part before the tag) and URL schemes, to a service kind.
+_IMAGES: dict[str, ServiceKind] = {
+    "postgres": "postgresql", "postgis/postgis": "postgresql", "bitnami/postgresql": "postgresql",
+    "mysql": "mysql", "mariadb": "mysql", "bitnami/mysql": "mysql", "bitnami/mariadb": "mysql",
+    "redis": "redis", "bitnami/redis": "redis", "redis/redis-stack-server": "redis",
+    "redis/redis-stack": "redis", "valkey/valkey": "redis",
+}
+_URL = re.compile(r"\b(postgres(?:ql)?(?:\+\w+)?|mysql(?:\+\w+)?|mariadb(?:\+\w+)?|rediss?)://")
+_SCHEMES: dict[str, ServiceKind] = {"postgres": "postgresql", "postgresql": "postgresql",
+                                    "mysql": "mysql", "mariadb": "mysql", "redis": "redis",
+                                    "rediss": "redis"}
+# ${{ job.services.NAME.ports[5432] }} / ['5432'] -> the port itself (services listen on it).
+_SERVICE_PORT = re.compile(r"\$\{\{\s*job\.services\.[\w-]+\.ports\[['\"]?(\d+)['\"]?\]\s*\}\}")
+_CREDENTIALS = {
+    "postgresql": ("POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB"),
+    "mysql": ("MYSQL_USER", "MYSQL_PASSWORD", "MYSQL_DATABASE"),
+}
+
+
+def image_kind(image: str) -> ServiceKind | None:
+    """The service an image provides: ``postgres:13`` -> postgresql; None for other images."""
+    name = image.split("@", 1)[0].rsplit(":", 1)[0] if ":" in image.split("/")[-1] else image
+    name = name.removeprefix("docker.io/").removeprefix("library/").lower()
+    return _IMAGES.get(name)
+
+
+def url_kind(value: str) -> ServiceKind | None:
+    """The service a connection URL points at: ``postgres://u:p@localhost/db`` -> postgresql."""
+    match = _URL.search(value)
+    return _SCHEMES[match.group(1).split("+")[0]] if match else None
+
+
+def _service(kind: ServiceKind, env: dict[str, Any], source: str) -> Service:
+    service = Service(kind=kind, source=source)
+    if kind in _CREDENTIALS:
+        user, password, database = (as_str(env.get(key)) for key in _CREDENTIALS[kind])
+        if kind == "mysql" and not user:
+            root = as_str(env.get("MYSQL_ROOT_PASSWORD"))
+            user, password = ("root", root) if root else (None, password)
+        service.user, service.password, service.database = user, password, database
+    return service
+
+
+def _env_items(value: Any) -> dict[str, Any]:
+    """A compose/Actions environment, as a mapping or a list of KEY=VALUE strings."""
+    if isinstance(value, list):
+        return dict(str(item).partition("=")[::2] for item in value if "=" in str(item))
+    return as_dict(value)
+
+
+def _add(c: Collector, service: Service) -> None:
+    if not any(s.kind == service.kind for s in c.ctx.services):
+        c.ctx.services.append(service)
+        c.mark(service.source)
+
+
+def _env_values(c: Collector, env: dict[str, Any], source: str) -> None:
+    """Keep environment entries that point at a service (and note the service)."""
+    for key, value in env.items():
+        text = str(value) if isinstance(value, (str, int)) else ""
+        text = _SERVICE_PORT.sub(r"\1", text)
+        kind = url_kind(text)
+        if kind is None or "${{" in text or not re.fullmatch(r"[A-Za-z_]\w*", key):
+            continue
+        c.hint(c.ctx.service_env, f"{key}={text}", source)
+        _add(c, Service(kind=kind, source=source))
+
+
+def read_services(c: Collector) -> None:
+    """Services of workflow jobs and compose files, and service URLs in their environments."""
+    paths = sorted({path for pattern in WORKFLOW_GLOBS for path in c.files.glob(pattern)})
+    for path in paths:
+        doc = as_dict(c.files.yaml(path))
+        workflow_env = _env_items(doc.get("env"))
+        for job in as_dict(doc.get("jobs")).values():
+            job = as_dict(job)
+            services = as_dict(job.get("services"))
+            for spec in services.values():
+                spec = as_dict(spec)
+                kind = image_kind(as_str(spec.get("image")) or "")
+                if kind:
+                    _add(c, _service(kind, _env_items(spec.get("env")), path))
+            if services:  # the job that talks to them says where they are
+                _env_values(c, {**workflow_env, **_env_items(job.get("env"))}, path)
+                for step in as_list(job.get("steps")):
+                    _env_values(c, _env_items(as_dict(step).get("env")), path)
+    for path in sorted({p for pattern in COMPOSE_GLOBS for p in c.files.glob(pattern)}):
+        for spec in as_dict(as_dict(c.files.yaml(path)).get("services")).values():
+            spec = as_dict(spec)
+            kind = image_kind(as_str(spec.get("image")) or "")
+            if kind:
+                _add(c, _service(kind, _env_items(spec.get("environment")), path))

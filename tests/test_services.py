@@ -1,0 +1,277 @@
+"""Services the tests need: found in CI and compose files or in refused connections, started
+from Debian's packages in Docker (real PostgreSQL and Redis), named as the failure locally."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core import ExecResult, Plan, Service
+from benchsmith.harness.render import plan_spec, render, render_spec
+from benchsmith.harness.services import listening, service_env, start_script
+from benchsmith.parsing import network_failures, service_failures
+from benchsmith.sandbox import DockerSandboxConfig, LocalSandboxConfig
+from benchsmith.setup.context import gather_context
+from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.diagnose import diagnose_tests
+from benchsmith.setup.engine import SetupEngine, SetupOptions
+from benchsmith.setup.planner import RulePlanner
+from benchsmith.setup.pyversion import PythonChoice
+from benchsmith.setup.repair import RuleRepairer
+from benchsmith.setup.sources.services import image_kind, url_kind
+
+from .conftest import PIN_DATE
+
+WORKFLOW = """
+name: tests
+on: [push]
+env:
+  CACHE_URL: redis://localhost:6379/1
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    env:
+      UNRELATED_URL: postgres://nowhere/db
+    steps:
+      - run: flake8
+  test:
+    runs-on: ubuntu-latest
+    services:
+      db:
+        image: postgres:13-alpine
+        env:
+          POSTGRES_USER: app
+          POSTGRES_PASSWORD: secret
+          POSTGRES_DB: app_test
+        ports: ["5432:5432"]
+    env:
+      DATABASE_URL: postgresql://app:secret@localhost:${{ job.services.db.ports[5432] }}/app_test
+      TOKEN: ${{ secrets.TOKEN }}
+    steps:
+      - uses: actions/setup-python@v4
+        with:
+          python-version: "3.11"
+      - run: pip install -e .[test]
+      - run: pytest tests
+"""
+
+COMPOSE = """
+services:
+  cache:
+    image: redis:7
+  sql:
+    image: mariadb:10.11
+    environment:
+      - MYSQL_ROOT_PASSWORD=rootpw
+      - MYSQL_DATABASE=shop
+"""
+
+PYPROJECT = """
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{name}"
+version = "0.1.0"
+requires-python = ">=3.8"
+dependencies = [{deps}]
+
+[project.optional-dependencies]
+test = ["pytest"]
+"""
+
+
+def _context(tmp_path: Path, files: dict[str, str]):
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return gather_context(tmp_path)
+
+
+def test_services_and_their_addresses_come_from_ci_and_compose_files(tmp_path: Path) -> None:
+    context = _context(tmp_path, {
+        "pyproject.toml": PYPROJECT.format(name="app", deps=""),
+        ".github/workflows/ci.yml": WORKFLOW, "docker-compose.yml": COMPOSE,
+    })
+    by_kind = {s.kind: s for s in context.services}
+    assert sorted(by_kind) == ["mysql", "postgresql", "redis"]
+    pg = by_kind["postgresql"]
+    assert (pg.user, pg.password, pg.database, pg.source) == ("app", "secret", "app_test",
+                                                              ".github/workflows/ci.yml")
+    assert (by_kind["mysql"].user, by_kind["mysql"].password, by_kind["mysql"].database) == (
+        "root", "rootpw", "shop")
+    env = {h.value for h in context.service_env}
+    # The job's own port expression resolves to the port; the lint job's URL is not the tests'.
+    assert env == {"DATABASE_URL=postgresql://app:secret@localhost:5432/app_test",
+                   "CACHE_URL=redis://localhost:6379/1"}
+    plan = RulePlanner().plan(context, PythonChoice(version="3.11", reason="test"),
+                              "2023-06-01T00:00:00Z")
+    assert sorted(s.kind for s in plan.services) == ["mysql", "postgresql", "redis"]
+    assert plan.env["DATABASE_URL"].endswith("@localhost:5432/app_test")
+    assert ".github/workflows/ci.yml" in plan.sources["services"]
+
+
+def test_image_and_url_kinds() -> None:
+    assert image_kind("postgres:15") == "postgresql" and image_kind("postgis/postgis:13-3.1") == "postgresql"
+    assert image_kind("docker.io/library/redis") == "redis" and image_kind("bitnami/mariadb:10") == "mysql"
+    assert image_kind("nginx:latest") is None and image_kind("") is None
+    assert url_kind("postgresql+psycopg2://u@h/db") == "postgresql"
+    assert url_kind("mysql+pymysql://root@127.0.0.1/test") == "mysql"
+    assert url_kind("rediss://h:6380") == "redis" and url_kind("https://example.org") is None
+
+
+def test_services_render_into_install_and_test_commands_where_apt_is_allowed() -> None:
+    plan = Plan(python="3.11", exclude_newer="2023-06-01T00:00:00Z", extras=["test"],
+                services=[Service(kind="redis"), Service(kind="postgresql", user="app", password="s")],
+                env={"PGUSER": "mine"})
+    install, test = render(plan, apt=True)
+    assert "postgresql redis-server" in install[0] and install[0].startswith("apt-get update")
+    assert "/usr/local/bin/benchsmith-services" in install[1]
+    assert test[0].startswith("benchsmith-services && ")
+    assert "PGUSER=mine " in test[0] and "REDIS_URL=redis://127.0.0.1:6379/0 " in test[0]
+    local_install, local_test = render(plan, apt=False)
+    assert not any("apt-get" in c or "benchsmith-services" in c for c in local_install + local_test)
+    assert "PGHOST=127.0.0.1 " in local_test[0]  # a server already on the machine is found
+    spec = plan_spec(plan, ["tests/test_db.py"], services=True)
+    assert spec.services == ["postgresql", "redis"]
+    assert render_spec(spec).startswith("benchsmith-services && ")
+    assert not render_spec(plan_spec(plan, [], services=False)).startswith("benchsmith-services")
+    # The script is one line for a Dockerfile RUN, and valid shell.
+    script = start_script(plan.services)
+    assert "CREATE ROLE \\\"app\\\"" in script and "redis-server --daemonize yes" in script
+    assert subprocess.run(["sh", "-n"], input=script, text=True).returncode == 0
+    assert "\n" not in install[1]
+    assert service_env([Service(kind="mysql", user="u")])["MYSQL_USER"] == "u"
+
+
+POSTGRES_REFUSED = """\
+E   psycopg2.OperationalError: connection to server at "127.0.0.1", port 5432 failed: Connection refused
+=========================== short test summary info ============================
+FAILED tests/test_db.py::test_insert - psycopg2.OperationalError: connection to server at "127.0.0.1", port 5432 failed: Connection refused
+FAILED tests/test_web.py::test_fetch - requests.exceptions.ConnectionError: HTTPSConnectionPool(host='example.org', port=443)
+========================= 2 failed in 0.31s =========================
+"""
+REDIS_REFUSED = ("FAILED tests/test_q.py::test_push - redis.exceptions.ConnectionError: "
+                 "Error 111 connecting to localhost:6379. Connection refused.")
+MYSQL_REFUSED = ("E   pymysql.err.OperationalError: (2003, \"Can't connect to MySQL server on "
+                 "'127.0.0.1' ([Errno 111] Connection refused)\")")
+
+
+def test_refused_service_connections_are_a_service_need_not_the_network() -> None:
+    assert network_failures(POSTGRES_REFUSED, "pytest") == {"tests/test_web.py::test_fetch"}
+    assert service_failures(POSTGRES_REFUSED) == ["postgresql"]
+    assert service_failures(REDIS_REFUSED) == ["redis"] and service_failures(MYSQL_REFUSED) == ["mysql"]
+    assert service_failures("E   ConnectionRefusedError: [Errno 111] Connection refused") == []
+    diagnosis = diagnose_tests(ExecResult(command="pytest", returncode=1, output=POSTGRES_REFUSED,
+                                          duration_s=1), ["app"], "pytest")
+    assert diagnosis.kind == "needs_service" and diagnosis.facts["services"] == ["postgresql"]
+    plan = Plan(python="3.11", exclude_newer="2023-06-01T00:00:00Z")
+    repaired = RuleRepairer(apt=True).repair(plan, diagnosis, RepoContext())
+    assert repaired is not None and [s.kind for s in repaired[0].services] == ["postgresql"]
+    assert "start postgresql" in repaired[1]
+    assert RuleRepairer(apt=False).repair(plan, diagnosis, RepoContext()) is None
+    down = diagnose_tests(ExecResult(command="benchsmith-services && pytest", returncode=1, duration_s=90,
+                                     output="benchsmith-services: no answer from: pg_isready -h 127.0.0.1"),
+                          ["app"], "pytest")
+    assert down.kind == "needs_service" and "did not come up: pg_isready" in down.reason
+    assert RuleRepairer(apt=True).repair(plan, down, RepoContext()) is None  # nothing to add: stop
+
+
+REDIS_TESTS = """
+import redis
+
+
+def test_roundtrip():
+    client = redis.Redis(host="localhost", port=6379)
+    client.set("benchsmith", "ok")
+    assert client.get("benchsmith") == b"ok"
+
+
+def test_counter():
+    client = redis.Redis.from_url("redis://localhost:6379/0")
+    assert client.incr("counter") >= 1
+"""
+
+
+def _redis_repo(make_repo):
+    return make_repo("queue", {
+        "pyproject.toml": PYPROJECT.format(name="queue", deps='"redis==4.5.5"'),
+        "src/queue_app/__init__.py": "", "tests/test_queue.py": REDIS_TESTS,
+    })
+
+
+@pytest.mark.slow
+def test_local_backend_names_the_missing_service(make_repo, tmp_path: Path) -> None:
+    if listening("redis"):
+        pytest.skip("a Redis server already listens on this machine")
+    repo = _redis_repo(make_repo)
+    options = SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")), max_iterations=1)
+    record = SetupEngine(options).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "failed" and record.failure_category == "testing"
+    assert "needs service redis: nothing listens on 127.0.0.1:6379" in (record.failure_reason or "")
+    assert len(record.iterations) == 1  # no Python switch, no other walk
+
+
+POSTGRES_TESTS = """
+import os
+
+import psycopg2
+
+
+def connect():
+    return psycopg2.connect(os.environ["DATABASE_URL"])
+
+
+def test_insert_and_select():
+    with connect() as db, db.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS items (name text)")
+        cur.execute("INSERT INTO items VALUES ('one')")
+        cur.execute("SELECT count(*) FROM items")
+        assert cur.fetchone()[0] >= 1
+
+
+def test_server_version():
+    with connect() as db:
+        assert db.server_version >= 100000
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_docker_starts_postgresql_from_ci_and_redis_from_refused_connections(make_repo, tmp_path: Path) -> None:
+    from benchsmith.sandbox.docker.base import docker_client
+
+    pg_repo = make_repo("shop", {
+        "pyproject.toml": PYPROJECT.format(name="shop", deps='"psycopg2-binary==2.9.6"'),
+        "src/shop/__init__.py": "", "tests/test_db.py": POSTGRES_TESTS,
+        ".github/workflows/ci.yml": WORKFLOW,
+    })
+    options = SetupOptions(sandbox=DockerSandboxConfig(), refdb=str(tmp_path / "ref.sqlite"))
+    record = SetupEngine(options).setup(str(pg_repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", (record.failure_reason, record.iterations[-1].commands[-1].log_tail)
+    assert len(record.iterations) == 1 and record.tests is not None and record.tests.PASSED == 2
+    assert sorted(s.kind for s in record.plan.services) == ["postgresql", "redis"]  # CACHE_URL too
+    assert record.test[0].startswith("benchsmith-services && ")
+    assert "postgresql" in record.install[0] and "benchsmith-services" in (record.dockerfile or "")
+    # The environment image starts its database again when its tests run, months later.
+    client = docker_client()
+    try:
+        rerun = client.containers.run(record.image, ["sh", "-c", record.test[0]],
+                                      remove=True, network_mode="host", stdout=True, stderr=True)
+        assert b"2 passed" in rerun, rerun[-2000:]
+    finally:
+        client.images.remove(record.image, force=True)
+
+    redis_repo = _redis_repo(make_repo)
+    record = SetupEngine(options).setup(str(redis_repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    first = record.iterations[0]
+    assert first.diagnosis is not None and first.diagnosis.kind == "needs_service"
+    assert "start redis" in (first.repair or "")
+    assert [s.kind for s in record.plan.services] == ["redis"] and record.tests.PASSED == 2
+    client.images.remove(record.image, force=True)
