@@ -144,6 +144,33 @@ def test_diagnose_test_failures() -> None:
     assert diagnose_tests(failed("no tests ran in 0.01s", 5), [], "pytest").kind == "no_tests"
 
 
+CLASH = """\
+collecting ... collected 3013 items / 2 errors / 3011 selected
+==================================== ERRORS ====================================
+_____ ERROR collecting plugins/templater/test/linter_test.py ______
+E   ModuleNotFoundError: No module named 'test.linter_test'
+_____ ERROR collecting plugins/templater/test/rules_test.py ______
+E   ModuleNotFoundError: No module named 'test.rules_test'
+!!!!!!!!!!!!!!!!!!! Interrupted: 2 errors during collection !!!!!!!!!!!!!!!!!!!!
+"""
+
+
+def test_two_test_packages_of_one_name_are_a_collection_clash_not_a_distribution() -> None:
+    # Without knowing the repository has a test/ directory, "test" looks like a distribution.
+    assert diagnose_tests(failed(CLASH, 2), ["sqlx"], "pytest").kind == "missing_modules"
+    clash = diagnose_tests(failed(CLASH, 2), ["sqlx"], "pytest", frozenset({"test", "src"}))
+    assert clash.kind == "collection_errors" and clash.facts["files"] == [
+        "plugins/templater/test/linter_test.py", "plugins/templater/test/rules_test.py"]
+    fixed, what = RuleRepairer().repair(plan(test_args=["test"]), clash, context()) or (None, "")
+    assert fixed is not None and fixed.test_args == ["test", "--continue-on-collection-errors"]
+    assert "plugins/templater/test/linter_test.py" in what
+    assert RuleRepairer().repair(fixed, clash, context()) is None
+    # A missing third-party module next to the clash is still installed first.
+    both = diagnose_tests(failed(CLASH + "E   ModuleNotFoundError: No module named 'yaml'\n", 2),
+                          ["sqlx"], "pytest", frozenset({"test"}))
+    assert both.kind == "missing_modules" and both.facts["modules"] == ["yaml"]
+
+
 def plan(**fields) -> Plan:
     return Plan(**{"python": "3.11", "python_fallbacks": ["3.10", "3.9", "3.8"],
                    "exclude_newer": "2023-06-01T00:00:00Z", **fields})

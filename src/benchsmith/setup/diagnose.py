@@ -48,6 +48,8 @@ _REQUIRED_SPEC = re.compile(r"you require ([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?"
                             r"(?:[<>=!~]=?[^\s,]+(?:,[<>=!~]=?[^\s,]+)*)?)")
 _NOT_FOUND = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
 _MISSING_FILE = re.compile(r"(?:File not found|No such file or directory).*?`?([\w./-]*requirements[\w./-]*\.txt)")
+_COLLECTION_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
+_COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.MULTILINE)
 _SERVICE_DOWN = re.compile(r"benchsmith-services: no answer from: (\S+)")
 _UNRECOGNIZED = re.compile(r"error: unrecognized arguments: (.+)")
 _UNKNOWN_MARK = re.compile(r"'([\w]+)' not found in `markers` configuration option")
@@ -165,8 +167,14 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                      reason=f"install failed: {_tail(out, 1)[:200]}", evidence=_tail(out))
 
 
-def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str) -> Diagnosis:
-    """Why a test run failed or passed too few tests. Rules are tried most specific first."""
+def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
+                   local_names: frozenset[str] = frozenset()) -> Diagnosis:
+    """Why a test run failed or passed too few tests. Rules are tried most specific first.
+
+    `local_names`: the repository's own top-level directories and modules; a missing module
+    under one of them (``test.linter_test`` with a ``test/`` directory) is a collection clash
+    between two test packages of one name, never a distribution to install.
+    """
     out = result.output
     if result.stalled:
         return Diagnosis(category="testing", kind="stalled",
@@ -200,7 +208,14 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str)
         return Diagnosis(category="testing", kind="needs_service",
                          reason=f"tests need {' and '.join(services)}: no server answered",
                          facts={"services": services}, evidence=_tail(out))
-    modules = list(dict.fromkeys(_MISSING_MODULE.findall(out)))
+    modules = [m for m in dict.fromkeys(_MISSING_MODULE.findall(out))
+               if m.split(".")[0] not in local_names or m.split(".")[0] in project_packages]
+    if not modules and (interrupted := _COLLECTION_INTERRUPTED.search(out)):
+        files = list(dict.fromkeys(_COLLECTING.findall(out)))
+        return Diagnosis(category="testing", kind="collection_errors",
+                         reason=f"{interrupted.group(1)} test files fail to import and stop the run "
+                                f"(e.g. {files[0] if files else 'unknown'})",
+                         facts={"files": files}, evidence=_tail(out))
     if modules:
         own = [m for m in modules if m.split(".")[0] in project_packages]
         if own and len(own) == len(modules):

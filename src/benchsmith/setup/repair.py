@@ -332,7 +332,19 @@ def repair_invalid_requirement(plan: Plan, diagnosis: Diagnosis, context: RepoCo
     return None
 
 
+def repair_collection_errors(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """A few test files cannot be imported (a clash of two test packages of one name): let the
+    rest of the suite run; the files that fail stay in the results as errors."""
+    if plan.runner != "pytest" or "--continue-on-collection-errors" in plan.test_args:
+        return None
+    plan.test_args.append("--continue-on-collection-errors")
+    files = diagnosis.facts.get("files", [])
+    return ("run the tests despite collection errors in " + ", ".join(files[:3])
+            + (f" and {len(files) - 3} more" if len(files) > 3 else ""))
+
+
 RULES: dict[DiagnosisKind, list[Rule]] = {
+    "collection_errors": [repair_collection_errors],
     "system_packages": [repair_system_packages],
     "needs_service": [repair_services],
     "direct_url_unreachable": [repair_direct_url],
@@ -374,7 +386,8 @@ class RuleRepairer:
         packages = context.top_level_packages
         if phase == "install":
             return diagnose_install(failed, [context.project_name or ""] + packages)
-        return diagnose_tests(failed, packages, plan.runner)
+        local = frozenset(Path(name).stem for name in context.root_dirs + context.root_files)
+        return diagnose_tests(failed, packages, plan.runner, local)
 
     def repair(self, plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> tuple[Plan, str] | None:
         """Apply the first rule for the diagnosis that changes the plan."""
