@@ -206,6 +206,10 @@ class Sandbox(Protocol):
         """Save the sandbox's current state as a reusable environment `name` and return it;
         raises BenchsmithError where the backend cannot (see the config's `snapshots`)."""
 
+    def set_network(self, enabled: bool) -> bool:
+        """Give later commands network access or take it away (loopback stays); return whether
+        the backend could (the host's network cannot be taken away)."""
+
 
 class LogParser(Protocol):
     """Turns a test command's output into per-test results."""

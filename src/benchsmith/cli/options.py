@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 _SANDBOX: dict[str, tuple[Any, Any]] = {
     "backend": (Annotated[str, typer.Option("--backend", help="Where commands run: local or docker.")], "local"),
-    "network": (Annotated[str, typer.Option("--network", help="Docker: container network mode.")], "host"),
+    "network": (Annotated[str, typer.Option("--network", help="Docker: container network (bridge, host, or a network's name); tests are cut off from it unless --test-network.")], "bridge"),
     "ca_bundle": (Annotated[str | None, typer.Option("--ca-bundle", help="Docker: CA bundle made available in containers (default: the host's).")], None),
     "cpus": (Annotated[float, typer.Option("--cpus", min=0.1, help="Docker: CPU limit per container.")], 2.0),
     "memory": (Annotated[str, typer.Option("--memory", help="Docker: memory limit per container, e.g. 4g.")], "4g"),
@@ -35,6 +35,7 @@ _ENGINE: dict[str, tuple[Any, Any]] = {
     "no_refdb": (Annotated[bool, typer.Option("--no-refdb", help="Neither read nor write the reference database.")], False),
     "test_timeout": (Annotated[float, typer.Option("--test-timeout", min=1, help="Seconds allowed for the test command.")], 1800.0),
     "stall_timeout": (Annotated[float, typer.Option("--stall-timeout", min=1, help="Seconds a test run may go without output before the running test counts as hung.")], 120.0),
+    "test_network": (Annotated[bool, typer.Option("--test-network", help="Docker: keep the network for the tests (default: installs only).")], False),
 }
 
 RevOpt = Annotated[str | None, typer.Option("--rev", help="Commit, tag or branch to set up.")]
@@ -97,7 +98,8 @@ def _setup_options(**values: Any) -> Any:
     return SetupOptions(max_iterations=values["max_iterations"], threshold=values["threshold"],
                         refdb=values["refdb"], use_refdb=not values["no_refdb"],
                         test_timeout_s=values["test_timeout"],
-                        stall_timeout_s=values["stall_timeout"], sandbox=sandbox)
+                        stall_timeout_s=values["stall_timeout"],
+                        offline_tests=not values["test_network"], sandbox=sandbox)
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:

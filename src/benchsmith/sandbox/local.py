@@ -106,6 +106,10 @@ class LocalSandbox:
         """Read a file from the sandbox."""
         return self._host_path(path).read_bytes()
 
+    def set_network(self, enabled: bool) -> bool:
+        """Commands run on the host, with the host's network: only giving it is possible."""
+        return enabled
+
     def snapshot(self, name: str, labels: dict[str, str]) -> str:
         """Not possible here: a local environment persists by its `root` directory instead."""
         raise BenchsmithError("the local backend cannot save a sandbox as an image")

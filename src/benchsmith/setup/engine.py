@@ -66,6 +66,9 @@ class SetupOptions(BaseModel):
     test_timeout_s: float = 1800
     stall_timeout_s: float = Field(default=120, ge=1)
     """A test run whose output does not grow for this long is stopped (a hung test)."""
+    offline_tests: bool = True
+    """Cut the sandbox off the network for the tests where the backend can (Docker on a
+    network other than the host's); installs keep it."""
     sandbox: SandboxConfig = Field(default_factory=LocalSandboxConfig)
     commit_images: bool = True
     """Docker backend: commit a validated environment as benchsmith/env.<repo>:<commit12>."""
@@ -232,6 +235,7 @@ class SetupEngine:
         record.tests = counts
         record.hung = list(iteration.hung)
         record.needs_network = list(iteration.needs_network)
+        record.tests_offline = iteration.offline
         record.pass_rate = iteration.pass_rate
         # Every attempt starts from a fresh sandbox, so the validating attempt is the clean run.
         record.clean_run_s = iteration.duration_s
@@ -284,6 +288,7 @@ class SetupEngine:
                 if not result.ok:
                     iteration.diagnosis = self.repairer.diagnose(plan, result, "install", context)
                     return self._finish(iteration, started), counts
+            iteration.offline = self.options.offline_tests and sandbox.set_network(False)
             outputs, tests = self._run_tests(sandbox, plan, env, iteration)
             # Tests that tried to reach another host say nothing about the environment.
             network = set().union(*(network_failures(r.output, plan.runner) for r in outputs))
@@ -310,6 +315,8 @@ class SetupEngine:
                     iteration.diagnosis.reason += f" (pass rate {rate:.1%})"
         finally:
             if keep is not None and iteration.validated:
+                if iteration.offline:
+                    sandbox.set_network(True)  # its next owner installs more
                 keep(sandbox)
             else:
                 sandbox.close()

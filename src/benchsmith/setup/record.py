@@ -28,6 +28,7 @@ class Iteration(BaseModel):
     image: str | None = None  # environment image committed from this attempt (Docker)
     hung: list[str] = Field(default_factory=list)  # tests stopped for making no progress
     needs_network: list[str] = Field(default_factory=list)  # failed reaching another host
+    offline: bool = False  # the tests ran cut off from the network (loopback only)
     duration_s: float = 0.0
 
 
@@ -63,4 +64,5 @@ class SetupRecord(BaseModel):
     input: str | None = None  # the setup-batch line this record answers
     hung: list[str] = Field(default_factory=list)  # tests left out because they hung
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
+    tests_offline: bool = False  # the validating tests ran without network access
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out

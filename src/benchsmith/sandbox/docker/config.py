@@ -18,8 +18,10 @@ class DockerSandboxConfig(SandboxCapabilities):
     type: Literal["docker"] = "docker"
     base_image: str | None = None
     """Image to start sandboxes from (default: `benchsmith/base:py3.X` for the wanted Python)."""
-    network_mode: str = "host"
-    """Docker network mode of the containers ("host", "bridge", "none", ...)."""
+    network_mode: str = "bridge"
+    """Docker network of the containers ("bridge", "host", "none", a network's name). On a
+    network other than the host's, a container can be cut off for its tests (loopback stays,
+    so services started inside it still answer)."""
     ca_bundle: str | None = None
     """Host CA bundle mounted at the container's CA path (default: the bundle the host trusts)."""
     cpus: float = 2.0

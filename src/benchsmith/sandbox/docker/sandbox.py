@@ -229,6 +229,24 @@ class DockerSandbox:
         self._venv_ready = self._venv_ready or found
         return found
 
+    def set_network(self, enabled: bool) -> bool:
+        """Connect the container to its network or disconnect it (only loopback is left).
+        Containers that share the host's network (``--network host``) cannot be cut off."""
+        mode = self.config.network_mode
+        if mode == "none":
+            return not enabled
+        if mode == "host" or ":" in mode:
+            return enabled
+        container = self._ensure_started()
+        network = self.client.networks.get(mode)
+        connected = mode in (self.client.api.inspect_container(container)["NetworkSettings"]
+                             .get("Networks") or {})
+        if enabled and not connected:
+            network.connect(container)
+        elif not enabled and connected:
+            network.disconnect(container)
+        return True
+
     def snapshot(self, name: str, labels: dict[str, str]) -> str:
         """Commit the container as image `name` (``repository:tag``), with the virtualenv first
         on PATH, so that containers of it run the environment as this sandbox did."""
