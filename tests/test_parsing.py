@@ -687,3 +687,44 @@ def test_the_running_test_is_the_one_that_started_last_without_a_result() -> Non
     assert running_test("=== test session starts ===\ncollecting ... ", "pytest") is None
     unittest = "test_ok (pkg.test_t.T) ... ok\ntest_hang (pkg.test_t.T.test_hang) ... "
     assert running_test(unittest, "unittest") == "pkg.test_t.T.test_hang"
+
+
+UNITTEST_NETWORK = """\
+test_fetch (pkg.tests.test_web.WebTest.test_fetch) ... ERROR
+test_local (pkg.tests.test_web.WebTest.test_local) ... FAIL
+test_cache (pkg.tests.test_web.WebTest.test_cache) ... ERROR
+test_ok (pkg.tests.test_web.WebTest.test_ok) ... ok
+
+======================================================================
+ERROR: test_fetch (pkg.tests.test_web.WebTest.test_fetch)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/x/pkg/tests/test_web.py", line 5, in test_fetch
+    urlopen("https://example.org")
+urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>
+
+======================================================================
+FAIL: test_local (pkg.tests.test_web.WebTest.test_local)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+AssertionError: 1 != 2
+
+======================================================================
+ERROR: test_cache (pkg.tests.test_web.WebTest.test_cache)
+----------------------------------------------------------------------
+redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused.
+
+----------------------------------------------------------------------
+Ran 4 tests in 0.010s
+
+FAILED (failures=1, errors=2)
+"""
+
+
+def test_unittest_tests_that_needed_the_network_are_named() -> None:
+    from benchsmith.parsing import network_failures
+
+    names = {t.name for t in parse_test_output(UNITTEST_NETWORK, "unittest")}
+    # The assertion failure and the refused local service are the environment's business.
+    assert network_failures(UNITTEST_NETWORK, "unittest") == {"pkg.tests.test_web.WebTest.test_fetch"}
+    assert network_failures(UNITTEST_NETWORK, "unittest") <= names

@@ -11,7 +11,11 @@ from benchsmith.parsing.pytest_log import (
     started_test,
     strip_ansi,
 )
-from benchsmith.parsing.unittest_log import UnittestLogParser, started_description
+from benchsmith.parsing.unittest_log import (
+    UnittestLogParser,
+    started_description,
+    unittest_failure_messages,
+)
 
 __all__ = ["PytestLogParser", "UnittestLogParser", "network_failures", "parse_test_output",
            "running_test", "service_failures", "strip_ansi"]
@@ -63,10 +67,10 @@ def running_test(output: str, runner: str) -> str | None:
 
 
 def network_failures(output: str, runner: str) -> set[str]:
-    """Tests whose failure message says they tried to reach the network (pytest summaries)."""
-    if runner != "pytest":
-        return set()
-    return {name for name, message in failure_messages(output).items()
+    """Tests whose failure message says they tried to reach the network (pytest summaries,
+    unittest tracebacks); a refused connection to a local service is not the network."""
+    messages = failure_messages(output) if runner == "pytest" else unittest_failure_messages(output)
+    return {name for name, message in messages.items()
             if _NETWORK.search(message) and not service_failures(message)}
 
 

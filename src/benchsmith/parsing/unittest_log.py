@@ -75,6 +75,24 @@ class UnittestLogParser:
         return [TestResult(name=name, status=status) for name, status in results.items()]
 
 
+def unittest_failure_messages(output: str) -> dict[str, str]:
+    """The traceback of each ``FAIL:``/``ERROR:`` report after a unittest run, by test name."""
+    messages: dict[str, str] = {}
+    current: str | None = None
+    after_separator = False
+    for line in split_lines(output):
+        report = _REPORT.match(line) if after_separator else None
+        if report:
+            current = _name_of(report["description"])
+            messages[current] = ""
+        elif _SEPARATOR.match(line) or _RAN.match(line):
+            current = None
+        elif current is not None:
+            messages[current] += line + "\n"
+        after_separator = bool(_SEPARATOR.match(line))
+    return messages
+
+
 def _parse_started(parts: list[str], described: str | None) -> tuple[str | None, TestStatus | None]:
     """Read ``desc ... [desc ... ]status``: before Python 3.11 a test whose subtests
     failed printed no status, so the next description follows on the same line."""
