@@ -376,3 +376,24 @@ def test_submodules_are_checked_out_and_missing_ones_recorded(make_repo, tmp_pat
                                                 "\turl = https://git.example.invalid/ext/lib.git\n"})
     record = engine(tmp_path).setup(str(gone.path), on_date=PIN_DATE)
     assert record.status == "validated" and record.missing_submodules == ["ext/lib"]
+
+
+def test_an_install_set_that_cannot_be_repaired_gives_way_to_the_next_alternative(make_repo, tmp_path: Path) -> None:
+    # CI installs requirements-dev.txt (which names a vendored directory that no longer
+    # exists), tox installs requirements-test.txt: the union fails and no rule mends it.
+    repo = make_repo("alts", {
+        "pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+        "tests/test_calc.py": CALC_TESTS,
+        "requirements-dev.txt": "-e ./vendor/helper\npytest\n",
+        "requirements-test.txt": "pytest\niniconfig\n",
+        "tox.ini": "[testenv]\ndeps = -rrequirements-test.txt\ncommands = pytest tests\n",
+        ".github/workflows/ci.yml": "jobs:\n  t:\n    steps:\n      - run: pip install -r requirements-dev.txt\n"
+                                    "      - run: pytest tests\n",
+    })
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    origins = [i.origin for i in record.iterations]
+    assert origins[0] == "rules" and origins[-1].startswith("rules, ")
+    assert record.plan is not None and "requirements-dev.txt" not in record.plan.requirement_files
+    assert any("start over from the rules, " in (i.repair or "") for i in record.iterations)
+    assert any(n.startswith("alternative install set:") for n in record.plan.notes)

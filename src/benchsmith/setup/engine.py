@@ -139,7 +139,10 @@ class SetupEngine:
             probe.close()
         choice = choose_python(context, pin_day, available)
         candidates = self._reference_plans(checkout, context, choice, available, pin_day)
-        candidates.append(("rules", self.planner.plan(context, choice, checkout.exclude_newer)))
+        rules = self.planner.plan(context, choice, checkout.exclude_newer)
+        candidates.append(("rules", rules))
+        if isinstance(self.planner, RulePlanner):
+            candidates += self.planner.alternatives(context, choice, checkout.exclude_newer, rules)
         record = SetupRecord(repo=checkout.repo, source=checkout.source, commit=checkout.commit,
                              date=checkout.pin_date, exclude_newer=checkout.exclude_newer,
                              status="failed", threshold=self.options.threshold,
@@ -189,11 +192,11 @@ class SetupEngine:
                     before_repair = (plan, outcome, diagnosis.kind, repaired[1])
                 plan, iteration.repair = repaired
                 origin = "repair"
-            elif diagnosis.kind == "system_packages" and not self.apt:
+            elif diagnosis.kind == "system_packages" and not self.apt and not candidates:
                 diagnosis.reason += (" (the local backend installs no system packages;"
                                      " use --backend docker)")
                 break
-            elif diagnosis.kind == "needs_service" and not self.apt:
+            elif diagnosis.kind == "needs_service" and not self.apt:  # another install set won't help
                 diagnosis.reason += f" ({local_services(diagnosis.facts.get('services', []))})"
                 break
             elif candidates:

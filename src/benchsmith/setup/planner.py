@@ -83,6 +83,26 @@ class RulePlanner:
         apply_date_rules(plan, context)
         return plan
 
+    def alternatives(self, context: RepoContext, python: PythonChoice, exclude_newer: str,
+                     first: Plan) -> list[tuple[str, Plan]]:
+        """Install sets to try, in order, when the first plan (the union of every source) cannot
+        be repaired: each requirement file alone, then the project with its extras alone."""
+        variants: list[tuple[str, RepoContext]] = []
+        if len(first.requirement_files) > 1 or (first.requirement_files and context.tox_deps):
+            for path in first.requirement_files:
+                variants.append((f"{path} alone", _only_requirement_file(context, path)))
+        if first.requirement_files or first.groups or len(first.packages) > 3:
+            variants.append(("the project and its extras alone", _only_requirement_file(context, None)))
+        plans: list[tuple[str, Plan]] = []
+        seen = [_install_set(first)]
+        for name, variant in variants:
+            plan = self.plan(variant, python, exclude_newer)
+            if _install_set(plan) not in seen:
+                seen.append(_install_set(plan))
+                plan.notes.append(f"alternative install set: {name}")
+                plans.append((f"rules, {name}", plan))
+        return plans
+
     @staticmethod
     def _services(context: RepoContext, plan: Plan) -> None:
         """Servers the CI starts for the tests, and the variables that point the tests at them."""
@@ -209,6 +229,28 @@ class RulePlanner:
         if plan.runner == "pytest" and plugins:
             plan.packages += plugins
             plan.sources["plugins"] = [context.pytest_config_file or "test command"]
+
+
+def _install_set(plan: Plan) -> tuple[object, ...]:
+    return (sorted(plan.requirement_files), sorted(plan.packages), sorted(plan.groups),
+            sorted(plan.extras))
+
+
+def _only_requirement_file(context: RepoContext, path: str | None) -> RepoContext:
+    """`context` as if the repository installed its test dependencies from `path` alone
+    (None: from no requirement file, tox deps or dev-dependency table at all)."""
+    def keeps(line: str) -> bool:
+        files = split_install_command(line).requirement_files
+        return not files or (path is not None and all(
+            f.removeprefix("./").replace("{toxinidir}/", "") == path for f in files))
+
+    return context.model_copy(update={
+        "install_commands": [h for h in context.install_commands if keeps(h.value)],
+        "tox_deps": [d for d in context.tox_deps if d.value.startswith("-r")
+                     and d.value.removeprefix("-r").strip().removeprefix("./") == path],
+        "requirement_files": [path] if path else [],
+        "poetry_dev_dependencies": [], "hatch_test_dependencies": [],
+    })
 
 
 def apply_date_rules(plan: Plan, context: RepoContext) -> None:
