@@ -366,3 +366,38 @@ def test_build_failures_name_the_debian_package(output: str, packages: list[str]
     if packages:
         diagnosis = diagnose_install(failed("  × Failed to build `pkg==1.0`\n" + output), [])
         assert diagnosis.kind == "system_packages" and diagnosis.facts["apt"] == packages
+
+
+def test_a_projects_own_value_options_keep_their_value(tmp_path) -> None:
+    from benchsmith.setup.context import gather_context
+    from benchsmith.setup.planner import RulePlanner
+    from benchsmith.setup.pyversion import PythonChoice
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'fmt'\nversion = '1'\n")
+    (tmp_path / "tests" / "conftest.py").write_text(
+        "def pytest_addoption(parser):\n"
+        "    parser.addoption('--run-optional', action='append', default=[])\n"
+        "    parser.addoption('--fast', action='store_true')\n"
+        "    group = parser.getgroup('x')\n"
+        "    group.addoption('--level', dest='level')\n")
+    (tmp_path / "tox.ini").write_text(
+        "[testenv]\ncommands = pytest tests --run-optional no_jupyter --fast --level 3 -k 'not slow'\n")
+    context = gather_context(tmp_path)
+    assert context.pytest_value_options == ["--run-optional", "--level"]
+    plan = RulePlanner().plan(context, PythonChoice(version="3.11", reason="t"), "2023-06-01T00:00:00Z")
+    assert plan.test_args == ["tests", "--run-optional=no_jupyter", "--fast", "--level=3", "-k", "not slow"]
+    # Should a value get lost anyway, pytest's usage error names the option: it is dropped.
+    lost = diagnose_tests(failed("__main__.py: error: argument --run-optional: expected one argument", 4),
+                          [], "pytest")
+    assert lost.kind == "unknown_options" and lost.facts == {"options": ["--run-optional"]}
+
+
+def test_no_python_switch_when_no_test_ran() -> None:
+    nothing = diagnose_tests(failed("something odd happened"), [], "pytest")
+    assert nothing.kind == "tests_failing"
+    nothing.facts["tests"] = ["0"]
+    assert RuleRepairer().repair(plan(), nothing, context()) is None
+    nothing.facts["tests"] = ["40"]
+    fixed, what = RuleRepairer().repair(plan(), nothing, context()) or (None, "")
+    assert fixed is not None and fixed.python == "3.10"

@@ -88,10 +88,12 @@ def _project_target(target: str, result: InstallCommand) -> None:
         result.editable_extras += [e.strip() for e in match.group(1).split(",") if e.strip()]
 
 
-def pytest_args_from_command(line: str) -> list[str] | None:
+def pytest_args_from_command(line: str, value_options: frozenset[str] = frozenset()) -> list[str] | None:
     """The arguments of a pytest call in `line` with report/early-exit options removed.
 
-    Returns None when the line does not run pytest.
+    `value_options`: the project's own long options that take a value (its conftest.py
+    ``addoption`` calls); their value is glued on (``--run-optional=x``) so that it is never
+    mistaken for a test path. Returns None when the line does not run pytest.
     """
     for segment in _segments(line):
         if not _PYTEST_CALL.search(segment):
@@ -99,8 +101,22 @@ def pytest_args_from_command(line: str) -> list[str] | None:
         words = _words(segment)
         for index, word in enumerate(words):
             if word in ("pytest", "py.test") or word.endswith("/pytest"):
-                return clean_pytest_args(words[index + 1:])
+                return clean_pytest_args(_glue(words[index + 1:], value_options))
     return None
+
+
+def _glue(args: list[str], value_options: frozenset[str]) -> list[str]:
+    glued: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in value_options and index + 1 < len(args):
+            glued.append(f"{word}={args[index + 1]}")
+            index += 2
+            continue
+        glued.append(word)
+        index += 1
+    return glued
 
 
 def clean_pytest_args(args: list[str]) -> list[str]:

@@ -19,7 +19,7 @@ from benchsmith.setup.sources.layout import read_layout
 from benchsmith.setup.sources.makefile import read_makefile
 from benchsmith.setup.sources.nox import read_noxfile
 from benchsmith.setup.sources.pyproject import read_pyproject
-from benchsmith.setup.sources.pytest_config import read_pytest_config
+from benchsmith.setup.sources.pytest_config import read_conftest_options, read_pytest_config
 from benchsmith.setup.sources.repo_files import RepoFiles
 from benchsmith.setup.sources.requirements import find_requirement_files, read_pipfile
 from benchsmith.setup.sources.services import read_services
@@ -42,6 +42,7 @@ READERS = (
     read_tox,
     read_noxfile,
     read_pytest_config,
+    read_conftest_options,
     read_makefile,
     read_docs,
     read_layout,

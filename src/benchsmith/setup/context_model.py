@@ -45,6 +45,7 @@ class RepoContext(BaseModel):
     pytest_addopts: str = ""
     pytest_testpaths: list[str] = Field(default_factory=list)
     pytest_ini_keys: list[str] = Field(default_factory=list)
+    pytest_value_options: list[str] = Field(default_factory=list)  # conftest addoption, with a value
     uses_unittest: bool = False
     uses_nose: bool = False
     test_dirs: list[str] = Field(default_factory=list)  # existing dirs like tests/, test/

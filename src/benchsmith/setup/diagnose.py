@@ -51,6 +51,7 @@ _MISSING_FILE = re.compile(r"(?:File not found|No such file or directory).*?`?([
 _COLLECTION_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
 _COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.MULTILINE)
 _SERVICE_DOWN = re.compile(r"benchsmith-services: no answer from: (\S+)")
+_EXPECTED_VALUE = re.compile(r"error: argument (--?[\w-]+)(?:/--?[\w-]+)*: expected (?:one|\d+) arguments?")
 _UNRECOGNIZED = re.compile(r"error: unrecognized arguments: (.+)")
 _UNKNOWN_MARK = re.compile(r"'([\w]+)' not found in `markers` configuration option")
 _FIXTURE = re.compile(r"fixture '([\w]+)' not found")
@@ -192,6 +193,10 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="testing", kind="needs_service",
                          reason=f"a service did not come up: {down.group(1)} got no answer",
                          evidence=_tail(out))
+    if expected := _EXPECTED_VALUE.search(out):
+        return Diagnosis(category="testing", kind="unknown_options",
+                         reason=f"pytest option {expected.group(1)} lost its value",
+                         facts={"options": [expected.group(1)]}, evidence=_line_with(out, expected))
     if unrecognized := _UNRECOGNIZED.search(out):
         options = [w for w in unrecognized.group(1).split() if w.startswith("-")]
         return Diagnosis(category="testing", kind="unknown_options",

@@ -153,7 +153,7 @@ class SetupEngine:
         tried: list[Plan] = []
         exhausted: set[str] = set()  # diagnosis kinds whose repair made no progress
         # (plan, test outcome, diagnosis kind, repair) before the last repair, to undo it
-        before_repair: tuple[Plan, tuple[frozenset[str], float | None], str, str] | None = None
+        before_repair: tuple[Plan, tuple[frozenset[str], float | None, str], str, str] | None = None
         for round_number in range(1, self.options.max_iterations + 2):
             if self.cancelled.is_set():
                 raise KeyboardInterrupt
@@ -171,7 +171,8 @@ class SetupEngine:
             if diagnosis.infrastructure:
                 record.status = "error"
                 break
-            outcome = _outcome(counts, iteration.pass_rate)
+            tested = any(c.phase == "test" for c in iteration.commands)
+            outcome = _outcome(counts, iteration.pass_rate, diagnosis) if tested else None
             if before_repair is not None and outcome is not None and outcome == before_repair[1]:
                 # The last repair changed nothing the tests can see: undo it, and no rule of
                 # that diagnosis gets another try (no walking down Python versions in vain).
@@ -314,6 +315,7 @@ class SetupEngine:
             elif not iteration.validated:
                 failed = next((r for r in outputs if not r.ok), outputs[-1])
                 iteration.diagnosis = self.repairer.diagnose(plan, failed, "test", context)
+                iteration.diagnosis.facts.setdefault("tests", [str(len(tests))])
                 if rate is not None:
                     iteration.diagnosis.reason += f" (pass rate {rate:.1%})"
         finally:
@@ -374,12 +376,14 @@ def local_services(kinds: list[str]) -> str:
     return "; ".join(parts) + "; the local backend starts no services (use --backend docker)"
 
 
-def _outcome(counts: TestCounts, rate: float | None) -> tuple[frozenset[str], float | None] | None:
-    """What a test run showed: the failing tests and the pass rate (None: no test ran)."""
+def _outcome(counts: TestCounts, rate: float | None,
+             diagnosis: Diagnosis) -> tuple[frozenset[str], float | None, str] | None:
+    """What a test run showed: the failing tests and the pass rate; when no test ran, what the
+    diagnosis made of it (another missing module is progress, the same usage error is not)."""
     if not counts.tests:
-        return None
+        return frozenset(), None, diagnosis.reason
     failing = frozenset(t.name for t in counts.tests if t.status in FAILING)
-    return failing, rate
+    return failing, rate, ""
 
 
 def _command_run(phase: Literal["install", "test"], result: ExecResult,

@@ -188,8 +188,9 @@ class RulePlanner:
 
     # -- test ---------------------------------------------------------------------------
     def _test_command(self, context: RepoContext, plan: Plan) -> None:
+        value_options = frozenset(context.pytest_value_options)
         pytest_hints = [h for h in sorted(context.test_commands, key=_rank)
-                        if pytest_args_from_command(h.value) is not None]
+                        if pytest_args_from_command(h.value, value_options) is not None]
         # Sandboxes reach package indexes only: a command that skips network tests wins.
         pytest_hints.sort(key=lambda h: (bool(_ENABLES_NETWORK.search(h.value)),
                                          not _SKIPS_NETWORK.search(h.value)))
@@ -210,7 +211,7 @@ class RulePlanner:
         plan.runner = "pytest"
         plan.packages.insert(0, "pytest")
         for hint in pytest_hints:
-            args = pytest_args_from_command(hint.value) or []
+            args = pytest_args_from_command(hint.value, value_options) or []
             plan.test_args = drop_missing_paths(args, context)
             plan.sources["test"] = [hint.source]
             break

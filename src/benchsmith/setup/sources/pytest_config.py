@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from benchsmith.setup.sources.coerce import as_dict, as_str_list
@@ -44,3 +45,36 @@ def read_pytest_config(c: Collector) -> None:
         if ini is not None and ini.has_section(section):
             _record(c, path, dict(ini[section]))
             return
+
+
+CONFTEST_GLOBS = ("conftest.py", "*/conftest.py", "*/*/conftest.py")
+# argparse actions that take no value; any other (the default "store", "append") takes one.
+_FLAG_ACTIONS = {"store_true", "store_false", "store_const", "append_const", "count", "help",
+                 "version"}
+
+
+def read_conftest_options(c: Collector) -> None:
+    """The long options the project's conftest.py files add (``parser.addoption``) that take a
+    value, so a command's ``--run-optional no_jupyter`` keeps its value. Read with ``ast``."""
+    for path in sorted({p for pattern in CONFTEST_GLOBS for p in c.files.glob(pattern)}):
+        text = c.files.text(path)
+        try:
+            tree = ast.parse(text or "")
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and _called(node.func) == "addoption"):
+                continue
+            action = next((k.value for k in node.keywords if k.arg == "action"), None)
+            if isinstance(action, ast.Constant) and action.value in _FLAG_ACTIONS:
+                continue
+            if any(k.arg == "nargs" and isinstance(k.value, ast.Constant) and k.value.value in (0, "?")
+                   for k in node.keywords):
+                continue
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("--"):
+                    c.extend_unique(c.ctx.pytest_value_options, [arg.value], path)
+
+
+def _called(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
