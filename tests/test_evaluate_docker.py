@@ -42,10 +42,14 @@ def test_fix_and_test_mode_in_containers_reuse_the_instance_image(make_repo, tmp
         assert report.test.coverage.value == 1.0
     finally:
         client.images.remove(image, force=True)
+    import os
+    import socket
     import time
 
+    # This process's containers (another benchsmith run may share the engine).
+    mine = {"label": ["benchsmith=1", f"benchsmith.owner={socket.gethostname()}:{os.getpid()}"]}
     for _ in range(50):  # containers are removed in the background
-        if not client.containers.list(all=True, filters={"label": "benchsmith=1"}):
+        if not client.containers.list(all=True, filters=mine):
             break
         time.sleep(0.2)
-    assert not client.containers.list(all=True, filters={"label": "benchsmith=1"})
+    assert not client.containers.list(all=True, filters=mine)

@@ -76,7 +76,7 @@ def test_container_labels_limits_and_mounts(box: DockerSandbox, client: Any) -> 
     assert host["NanoCpus"] == 1_500_000_000
     assert host["Memory"] == 1024**3
     assert host["PidsLimit"] == 512
-    assert host["NetworkMode"] == "host"
+    assert host["NetworkMode"] == "bridge"
     assert host["Init"] is True
     mounts = {mount["Destination"]: mount for mount in attrs["Mounts"]}
     assert mounts["/etc/ssl/certs/ca-certificates.crt"]["RW"] is False

@@ -161,7 +161,7 @@ def test_plugin_needed_by_config_and_by_fixture(make_repo, tmp_path: Path) -> No
     # pytest-timeout comes from the configured addopts up front; pytest-mock from a repair.
     assert "pytest-timeout" in record.iterations[0].commands[-2].command
     assert record.iterations[0].diagnosis is not None
-    assert record.iterations[0].diagnosis.facts == {"fixtures": ["mocker"]}
+    assert record.iterations[0].diagnosis.facts["fixtures"] == ["mocker"]
     assert "pytest-mock" in record.install[-1]
 
 
