@@ -22,9 +22,10 @@ ALLOWED: dict[str, set[str]] = {
     "setup": {"core", "instance", "sandbox", "parsing", "harness"},
     "mining": {"core", "instance", "sandbox", "parsing", "harness", "setup"},
     "evaluation": {"core", "instance", "sandbox", "parsing", "harness"},
+    "datasets": {"core", "instance", "sandbox", "parsing", "harness", "setup"},
     "testing": {"core"},
     "cli": {"core", "instance", "sandbox", "parsing", "harness", "setup", "mining", "evaluation",
-            "testing"},
+            "datasets", "testing"},
 }
 # Only these may know a backend by name: the backends themselves, and the CLI's docker group.
 BACKEND_AWARE = ("sandbox", "cli")

@@ -1,7 +1,7 @@
 """The `benchsmith` command line: one module per command group, registered on one app.
 
 ``setup`` (setup, setup-batch, nearby), ``mining`` (candidates, mine, build, verify),
-``evaluate`` (evaluate, report), ``docker`` (docker base/clean/build-env). Options shared by
+``evaluate`` (evaluate, report), ``datasets`` (prepare), ``docker`` (docker base/clean/build-env). Options shared by
 several commands are declared once in :mod:`benchsmith.cli.options`.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 import signal
 import sys
 
-from benchsmith.cli import docker, evaluate, mining, setup
+from benchsmith.cli import datasets, docker, evaluate, mining, setup
 from benchsmith.cli.app import app, err
 from benchsmith.core import BenchsmithError
 
 __all__ = ["app", "main"]
-_COMMAND_MODULES = (setup, mining, evaluate, docker)  # importing them registers their commands
+_COMMAND_MODULES = (setup, mining, evaluate, datasets, docker)  # importing them registers their commands
 
 
 def _on_sigterm(signum: int, frame: object) -> None:

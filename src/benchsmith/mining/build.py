@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchsmith.core import BenchsmithError, Plan, Provenance, Sandbox
+from benchsmith.core import BenchsmithError, Plan, Provenance
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
-from benchsmith.harness.checkout import Checkout, git, materialize, resolve
+from benchsmith.harness.checkout import Checkout, git, resolve
 from benchsmith.harness.jsonl import JsonlWriter, records_by_key
-from benchsmith.harness.prepare import prepare_sandbox
-from benchsmith.harness.render import plan_spec, render_install, render_reinstall, render_spec
+from benchsmith.harness.render import plan_spec, render_install, render_spec
 from benchsmith.instance import TaskInstance
 from benchsmith.mining.models import Outcome, PullRequest
 from benchsmith.setup.engine import SetupEngine
+from benchsmith.setup.environments import (
+    Environment,
+    instance_image,
+    same_dependencies,
+    sandbox_at,
+    set_up,
+)
 from benchsmith.setup.record import SetupRecord
-
-DEPENDENCY_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "Pipfile",
-                    "requirements*.txt", "requirements", "*requirements*.txt")
 
 
 def instance_id(repo: str, number: int) -> str:
@@ -37,21 +38,6 @@ def _version(checkout: Checkout) -> str:
         return "0.0"
     parts = tag.lstrip("vV").split(".")
     return ".".join(parts[:2]) if parts and parts[0].isdigit() else "0.0"
-
-
-class _Environment:
-    """A validated plan and, while dependencies do not change, a live sandbox to reuse."""
-
-    def __init__(self, plan: Plan, commit: str, setup_commit: str, record: SetupRecord) -> None:
-        self.plan, self.commit, self.setup_commit = plan, commit, setup_commit
-        self.record = record  # the validating setup (its image is the environment image)
-        self.sandbox: Sandbox | None = None
-        self.sandbox_commit: str | None = None  # the commit the live sandbox's project was installed at
-
-    def close(self) -> None:
-        if self.sandbox is not None:
-            self.sandbox.close()
-            self.sandbox = None
 
 
 class InstanceBuilder:
@@ -83,7 +69,7 @@ class InstanceBuilder:
 
         def one_repo(repo: str) -> None:
             repo_prs = sorted(by_repo[repo], key=lambda p: p.created_at, reverse=True)
-            environment: _Environment | None = None
+            environment: Environment | None = None
             try:
                 for pr in repo_prs:
                     if self.engine.cancelled.is_set():
@@ -117,32 +103,28 @@ class InstanceBuilder:
                 raise
         return written
 
-    def _one(self, pr: PullRequest, environment: _Environment | None
-             ) -> tuple[Outcome, TaskInstance | None, _Environment | None]:
+    def _one(self, pr: PullRequest, environment: Environment | None
+             ) -> tuple[Outcome, TaskInstance | None, Environment | None]:
         iid = instance_id(pr.repo, pr.number)
         self.progress(f"{iid}: base {pr.base_commit[:12]}")
         started = time.monotonic()
         source = pr.source or f"https://github.com/{pr.repo}"
         checkout = resolve(source, rev=pr.base_commit, on_date=pr.created_at[:10], repo=pr.repo)
-        reused = environment is not None and _same_dependencies(checkout, environment.commit)
+        reused = environment is not None and same_dependencies(checkout, environment.commit)
         if not reused:
             if environment is not None:
                 environment.close()
-            kept: list[Sandbox] = []
-            record = self.engine.setup(source, rev=pr.base_commit, on_date=pr.created_at[:10],
-                                       repo=pr.repo, keep=kept.append)
-            if record.status != "validated" or record.plan is None:
-                return (Outcome(instance_id=iid, repo=pr.repo, stage="setup_failed",
-                                reason=record.failure_reason or record.status), None, None)
-            environment = _Environment(record.plan, pr.base_commit, pr.base_commit, record)
             # The validating sandbox is installed at this very commit: the first instance runs there.
-            environment.sandbox = kept[0] if kept else None
-            environment.sandbox_commit = pr.base_commit
+            made = set_up(self.engine, source, pr.base_commit, pr.created_at[:10], pr.repo)
+            if isinstance(made, SetupRecord):
+                return (Outcome(instance_id=iid, repo=pr.repo, stage="setup_failed",
+                                reason=made.failure_reason or made.status), None, None)
+            environment = made
             started = time.monotonic()  # the marginal time starts once the environment is known
         assert environment is not None
         plan = environment.plan.model_copy(update={"exclude_newer": checkout.exclude_newer})
         try:
-            sandbox = self._prepare(environment, plan, checkout)
+            sandbox = sandbox_at(self.engine, environment, plan, checkout)
             behaviour = run_instance_tests(sandbox, plan_spec(plan, [], self.engine.apt), pr.patch, pr.test_patch,
                                            runs=self.runs,
                                            timeout=self.engine.options.test_timeout_s,
@@ -163,42 +145,12 @@ class InstanceBuilder:
                            setup_reused=reused), None, environment
         instance = self._instance(pr, checkout, plan, environment, behaviour)
         if environment.record.image:
-            instance.image = self._instance_image(environment.record, checkout)
+            instance.image = instance_image(self.engine, environment.record, checkout)
         instance.instance_s = round(time.monotonic() - started, 2)
         return Outcome(instance_id=iid, repo=pr.repo, stage="valid", setup_reused=reused), instance, environment
 
-    def _prepare(self, environment: _Environment, plan: Plan, checkout: Checkout) -> Sandbox:
-        """A sandbox at the PR's base commit with the environment installed."""
-        apt = self.engine.apt
-        if environment.sandbox is not None:
-            sandbox = environment.sandbox
-            reset = sandbox.exec(f"git checkout -f -q {checkout.commit} && git clean -fdq", timeout=300)
-            same = environment.sandbox_commit == checkout.commit
-            reinstall = render_reinstall(plan)
-            if reset.ok and (same or reinstall is None or sandbox.exec(
-                    reinstall, env={"UV_EXCLUDE_NEWER": plan.exclude_newer}, timeout=900).ok):
-                environment.sandbox_commit = checkout.commit
-                return sandbox
-            environment.close()
-        options = self.engine.options
-        sandbox = prepare_sandbox(options.sandbox, checkout, plan.python, render_install(plan, apt=apt),
-                                  plan.exclude_newer, options.install_timeout_s)
-        environment.sandbox, environment.sandbox_commit = sandbox, checkout.commit
-        return sandbox
-
-    def _instance_image(self, record: SetupRecord, checkout: Checkout) -> str | None:
-        """The per-instance image: the base commit's checkout on top of the environment image."""
-        assert record.image is not None
-        workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
-        try:
-            repo_dir = materialize(checkout, workspace / "repo", portable=True)
-            return self.engine.options.sandbox.derive_image(
-                record.image, record.repo, checkout.commit, repo_dir, render_reinstall(record.plan))
-        finally:
-            shutil.rmtree(workspace, ignore_errors=True)
-
     def _instance(self, pr: PullRequest, checkout: Checkout, plan: Plan,
-                  environment: _Environment, behaviour: Behaviour) -> TaskInstance:
+                  environment: Environment, behaviour: Behaviour) -> TaskInstance:
         spec = plan_spec(plan, behaviour.test_files, self.engine.apt)
         return TaskInstance(
             instance_id=instance_id(pr.repo, pr.number), repo=pr.repo, base_commit=pr.base_commit,
@@ -219,18 +171,6 @@ class InstanceBuilder:
         provenance = self.engine.provenance()
         provenance.options.update(runs=self.runs, per_repo=self.per_repo)
         return provenance
-
-
-def _same_dependencies(checkout: Checkout, previous: str) -> bool:
-    """True when no dependency file differs between `previous` and the checkout's commit."""
-    if checkout.git_dir is None:
-        return False
-    try:
-        changed = git("diff", "--name-only", previous, checkout.commit, "--", *DEPENDENCY_FILES,
-                      cwd=checkout.git_dir)
-    except BenchsmithError:
-        return False
-    return not changed.strip()
 
 
 def _done(log: Path) -> dict[str, dict[str, object]]:

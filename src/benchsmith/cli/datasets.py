@@ -1,0 +1,79 @@
+"""`benchsmith prepare`: environments for published SWE-bench-format datasets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from benchsmith.cli.app import app, err, fail, out
+from benchsmith.cli.options import MirrorsOpt, engine_options
+
+if TYPE_CHECKING:
+    from benchsmith.datasets.prepare import PrepareSummary, Published, Verdict
+    from benchsmith.setup.engine import SetupOptions
+
+
+@app.command()
+@engine_options
+def prepare(
+    instances: Annotated[Path, typer.Argument(help="Published instances: JSONL, a JSON list or object.")],
+    out_path: Annotated[Path, typer.Option("--out", help="JSONL of prepared instances; re-runs skip unchanged ones.")],
+    mirrors: MirrorsOpt = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Environments prepared in parallel.")] = 1,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Test runs per side (before/after the gold patch); more runs find flaky tests.")] = 1,
+    *,
+    options: SetupOptions,
+) -> None:
+    """Set up each group of instances once, run every instance's tests before and after its
+    gold patch, and check the published FAIL_TO_PASS / PASS_TO_PASS labels."""
+    from benchsmith.core import BenchsmithError
+    from benchsmith.datasets.prepare import Preparer, read_published, summarize
+    from benchsmith.harness.jsonl import records_by_key
+    from benchsmith.setup.engine import SetupEngine
+
+    try:
+        published, problems = read_published(instances)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    for problem in problems:
+        err.print(f"[yellow]skipped:[/] {problem}", highlight=False, soft_wrap=True)
+    if not published:
+        fail(f"no usable instance in {instances}")
+
+    def on_record(item: Published, verdict: Verdict) -> None:
+        colour = {"reproduced": "green", "fail_to_pass_reproduced": "yellow"}.get(verdict.status, "red")
+        detail = f" ({verdict.reason})" if verdict.reason else ""
+        err.print(f"[{colour}]{verdict.status:24}[/] {item.instance.instance_id} "
+                  f"{verdict.instance_s:.0f}s{detail}", highlight=False, soft_wrap=True)
+
+    preparer = Preparer(SetupEngine(options, progress=lambda m: err.print(f"  {m}", highlight=False)),
+                        mirrors=mirrors, runs=runs, on_record=on_record)
+    try:
+        preparer.prepare(published, out_path, jobs=jobs)
+    except KeyboardInterrupt:
+        fail(f"interrupted: finished instances are kept in {out_path}; "
+             "re-run the same command to resume", 130)
+    wanted = {p.instance.instance_id for p in published}
+    records = [r for key, r in records_by_key(out_path, "instance_id").items() if key in wanted]
+    summary = summarize(records)
+    _print(summary, str(out_path))
+    if not summary.prepared:
+        fail("no instance could be prepared", 1)
+
+
+def _print(summary: PrepareSummary, title: str) -> None:
+    table = Table(title=f"prepare summary: {title}")
+    for column in ("repository", "instances", "prepared", "FAIL_TO_PASS reproduced"):
+        table.add_column(column, justify="left" if column == "repository" else "right")
+    for repo, counts in sorted(summary.per_repo.items()):
+        table.add_row(repo, str(counts["instances"]), str(counts["prepared"]), str(counts["fail_to_pass"]))
+    table.add_row("all", str(summary.instances), str(summary.prepared),
+                  str(summary.fail_to_pass_reproduced), style="bold")
+    out.print(table)
+    out.print(f"PASS_TO_PASS all reproduced: {summary.pass_to_pass_reproduced} of {summary.prepared} "
+              f"prepared; median time per instance (environment known): "
+              f"{summary.median_instance_s or 0:.0f}s; statuses: "
+              + ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())), highlight=False)

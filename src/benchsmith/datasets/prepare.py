@@ -1,0 +1,271 @@
+"""`benchsmith prepare`: published SWE-bench-format instances in, runnable instances out, each
+checked against its own FAIL_TO_PASS / PASS_TO_PASS labels (resumable, incremental)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from benchsmith.core import BenchsmithError
+from benchsmith.datasets.labels import LabelCheck, check_labels
+from benchsmith.harness.behaviour import Behaviour, run_instance_tests
+from benchsmith.harness.checkout import resolve, resolve_source
+from benchsmith.harness.jsonl import JsonlWriter, read_records, records_by_key
+from benchsmith.harness.render import plan_spec, render_install, render_spec
+from benchsmith.instance import TaskInstance
+from benchsmith.setup.engine import SetupEngine
+from benchsmith.setup.environments import Environment, instance_image, sandbox_at, set_up
+from benchsmith.setup.record import SetupRecord
+
+PrepareStatus = Literal["reproduced", "fail_to_pass_reproduced", "differs", "setup_failed", "error"]
+_REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch")
+
+
+class Published(BaseModel):
+    """One input record: the instance as benchsmith reads it and the record as published."""
+
+    instance: TaskInstance
+    raw: dict[str, Any]
+    fingerprint: str
+
+
+class Verdict(BaseModel):
+    """What `prepare` found for one instance (the `prepare` field of its output record)."""
+
+    status: PrepareStatus
+    reason: str = ""
+    fingerprint: str = ""
+    setup_commit: str = ""
+    environment: str = ""  # the environment image, or the setup commit it was validated at
+    fail_to_pass: LabelCheck = Field(default_factory=LabelCheck)
+    pass_to_pass: LabelCheck = Field(default_factory=LabelCheck)
+    instance_s: float = 0.0
+
+
+def read_published(path: Path) -> tuple[list[Published], list[str]]:
+    """The usable instances of a published file, and one line per problem (the rest goes on)."""
+    problems: list[str] = []
+    found: list[Published] = []
+    seen: set[str] = set()
+    for where, record in read_records(path, "instance"):
+        if not isinstance(record, dict):
+            problems.append(f"{where}: {record if isinstance(record, str) else 'not a JSON object'}")
+            continue
+        missing = [key for key in _REQUIRED if not record.get(key)]
+        if missing:
+            problems.append(f"{where}: missing {', '.join(missing)}")
+            continue
+        iid = str(record["instance_id"])
+        if iid in seen:
+            problems.append(f"{where}: duplicate instance_id {iid}")
+            continue
+        try:
+            instance = TaskInstance.model_validate(record)
+        except (ValidationError, json.JSONDecodeError) as exc:
+            problems.append(f"{where}: {iid}: FAIL_TO_PASS/PASS_TO_PASS must be lists "
+                            f"({str(exc).splitlines()[0]})")
+            continue
+        seen.add(iid)
+        found.append(Published(instance=instance, raw=record, fingerprint=fingerprint(instance)))
+    return found, problems
+
+
+def fingerprint(instance: TaskInstance) -> str:
+    """What decides an instance's verdict: a changed patch or label means it is redone."""
+    parts = [instance.repo, instance.base_commit, instance.patch, instance.test_patch,
+             json.dumps(instance.FAIL_TO_PASS), json.dumps(instance.PASS_TO_PASS),
+             instance.environment_setup_commit, instance.created_at[:10]]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def group_key(instance: TaskInstance) -> tuple[str, str]:
+    """Instances that share an environment: the same repository and environment_setup_commit,
+    else the same version, else each its own."""
+    if instance.environment_setup_commit:
+        return instance.repo, f"commit {instance.environment_setup_commit}"
+    if instance.version:
+        return instance.repo, f"version {instance.version}"
+    return instance.repo, f"instance {instance.instance_id}"
+
+
+class Preparer:
+    """Sets each group of instances up once and checks every instance's labels in it."""
+
+    def __init__(self, engine: SetupEngine, mirrors: str | None = None, runs: int = 1,
+                 progress: Callable[[str], None] | None = None,
+                 on_record: Callable[[Published, Verdict], None] | None = None) -> None:
+        self.engine, self.mirrors, self.runs = engine, mirrors, runs
+        self.progress = progress or (lambda message: None)
+        self.on_record = on_record or (lambda published, verdict: None)
+
+    def prepare(self, published: list[Published], out: Path, jobs: int = 1) -> list[Verdict]:
+        """Prepare every instance not already in `out` with the same fingerprint."""
+        done = records_by_key(out, "instance_id")
+        todo = [p for p in published
+                if (done.get(p.instance.instance_id) or {}).get("prepare", {}).get("fingerprint")
+                != p.fingerprint]
+        groups: dict[tuple[str, str], list[Published]] = {}
+        for item in sorted(todo, key=lambda p: p.instance.created_at):
+            groups.setdefault(group_key(item.instance), []).append(item)
+        writer = JsonlWriter(out)
+        verdicts: list[Verdict] = []
+
+        def one_group(items: list[Published]) -> None:
+            for item, verdict, record in self._group(items):
+                writer.write(record)
+                verdicts.append(verdict)
+                self.on_record(item, verdict)
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = [pool.submit(one_group, items) for items in groups.values()]
+            try:
+                for future in futures:
+                    future.result()
+            except KeyboardInterrupt:
+                self.engine.cancel()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+        return verdicts
+
+    def _group(self, items: list[Published]) -> Iterator[tuple[Published, Verdict, dict[str, Any]]]:
+        first = items[0].instance
+        setup_commit = first.environment_setup_commit or first.base_commit
+        source = resolve_source(first.repo, self.mirrors)
+        try:
+            day = first.created_at[:10] or resolve(source, rev=setup_commit).pin_date
+            self.progress(f"{first.repo}: {len(items)} instance(s), environment at "
+                          f"{setup_commit[:12]} pinned to {day}")
+            made = set_up(self.engine, source, setup_commit, day, first.repo)
+        except BenchsmithError as exc:
+            for item in items:
+                yield self._failed(item, "setup_failed", str(exc), setup_commit)
+            return
+        if isinstance(made, SetupRecord):
+            reason = f"{made.failure_category or made.status}: {made.failure_reason or ''}".strip()
+            for item in items:
+                yield self._failed(item, "setup_failed", reason, setup_commit)
+            return
+        try:
+            for item in items:
+                if self.engine.cancelled.is_set():
+                    raise KeyboardInterrupt
+                yield self._instance(item, made, source, setup_commit)
+        finally:
+            made.close()
+
+    def _instance(self, item: Published, environment: Environment, source: str, setup_commit: str
+                  ) -> tuple[Published, Verdict, dict[str, Any]]:
+        instance = item.instance
+        started = time.monotonic()
+        plan = environment.plan
+        self.progress(f"{instance.instance_id}: base {instance.base_commit[:12]}")
+        try:
+            checkout = resolve(source, rev=instance.base_commit, on_date=environment.record.date,
+                               repo=instance.repo)
+            sandbox = sandbox_at(self.engine, environment, plan, checkout)
+            behaviour = run_instance_tests(
+                sandbox, plan_spec(plan, [], self.engine.apt), instance.patch, instance.test_patch,
+                runs=self.runs, timeout=self.engine.options.test_timeout_s,
+                stall_timeout=self.engine.options.stall_timeout_s)
+        except BenchsmithError as exc:
+            environment.close()
+            return self._failed(item, "error", str(exc), setup_commit)
+        if behaviour.error:
+            environment.close()  # patches may be half applied: never reuse this sandbox
+            return self._failed(item, "error", behaviour.error, setup_commit)
+        verdict = judge(instance, behaviour)
+        verdict.fingerprint, verdict.setup_commit = item.fingerprint, setup_commit
+        spec = plan_spec(plan, behaviour.test_files, self.engine.apt)
+        image = None
+        if environment.record.image:
+            image = instance_image(self.engine, environment.record, checkout)
+        verdict.environment = environment.record.image or setup_commit
+        verdict.instance_s = round(time.monotonic() - started, 2)
+        record = {**item.raw,
+                  "install": render_install(plan, apt=self.engine.apt), "test": [render_spec(spec)],
+                  "test_spec": spec.model_dump(mode="json"), "test_files": behaviour.test_files,
+                  "python": plan.python, "exclude_newer": plan.exclude_newer, "runner": plan.runner,
+                  "image": image, "provenance": self.engine.provenance().model_dump(mode="json"),
+                  "prepare": verdict.model_dump(mode="json")}
+        return item, verdict, record
+
+    def _failed(self, item: Published, status: PrepareStatus, reason: str,
+                setup_commit: str) -> tuple[Published, Verdict, dict[str, Any]]:
+        verdict = Verdict(status=status, reason=reason, fingerprint=item.fingerprint,
+                          setup_commit=setup_commit)
+        return item, verdict, {**item.raw, "prepare": verdict.model_dump(mode="json")}
+
+
+def judge(instance: TaskInstance, behaviour: Behaviour) -> Verdict:
+    """Compare the published labels with the runs before and after the gold patch."""
+    before = _consistent(behaviour, "before")
+    after = _consistent(behaviour, "after")
+    hung = {name for run in behaviour.before + behaviour.after for name in run.hung}
+    f2p = check_labels(instance.FAIL_TO_PASS, before, after, must_fail_before=True, hung=hung)
+    p2p = check_labels(instance.PASS_TO_PASS, before, after, must_fail_before=False, hung=hung)
+    if f2p.all_reproduced and p2p.all_reproduced:
+        status: PrepareStatus = "reproduced"
+    elif f2p.all_reproduced:
+        status = "fail_to_pass_reproduced"
+    else:
+        status = "differs"
+    reason = "; ".join(
+        f"{label}: {len(c.differs)} differ, {len(c.not_found)} not found, "
+        f"{len(c.hung)} hung" for label, c in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p))
+        if not c.all_reproduced)
+    return Verdict(status=status, reason=reason, fail_to_pass=f2p, pass_to_pass=p2p)
+
+
+def _consistent(behaviour: Behaviour, side: str) -> dict[str, Any]:
+    """A side's statuses; a test whose status changed between runs counts as neither."""
+    runs = getattr(behaviour, side)
+    statuses = dict(runs[0].statuses) if runs else {}
+    for name in behaviour.flaky:
+        statuses.pop(name, None)
+    return statuses
+
+
+
+class PrepareSummary(BaseModel):
+    """Counts over the prepared records of one input, overall and per repository."""
+
+    instances: int = 0
+    prepared: int = 0  # an environment ran the instance's tests
+    fail_to_pass_reproduced: int = 0  # every published FAIL_TO_PASS reproduced
+    pass_to_pass_reproduced: int = 0
+    statuses: dict[str, int] = Field(default_factory=dict)
+    per_repo: dict[str, dict[str, int]] = Field(default_factory=dict)
+    median_instance_s: float | None = None
+
+
+def summarize(records: list[dict[str, Any]]) -> PrepareSummary:
+    """The summary table's numbers, from output records."""
+    import statistics
+
+    summary = PrepareSummary(instances=len(records))
+    times = []
+    for record in records:
+        verdict = Verdict.model_validate(record.get("prepare") or {"status": "error"})
+        summary.statuses[verdict.status] = summary.statuses.get(verdict.status, 0) + 1
+        repo = summary.per_repo.setdefault(str(record.get("repo")), {"instances": 0, "prepared": 0,
+                                                                     "fail_to_pass": 0})
+        repo["instances"] += 1
+        if verdict.status in ("setup_failed", "error"):
+            continue
+        summary.prepared += 1
+        repo["prepared"] += 1
+        times.append(verdict.instance_s)
+        if verdict.fail_to_pass.all_reproduced:
+            summary.fail_to_pass_reproduced += 1
+            repo["fail_to_pass"] += 1
+        if verdict.pass_to_pass.all_reproduced:
+            summary.pass_to_pass_reproduced += 1
+    summary.median_instance_s = round(statistics.median(times), 2) if times else None
+    return summary

@@ -1,0 +1,95 @@
+"""Validated environments reused across the commits of one repository: set up once, then a
+sandbox at another commit is the same install with the project reinstalled, for as long as no
+dependency file changes. Task mining (`build`) and dataset preparation (`prepare`) share it."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from benchsmith.core import BenchsmithError, Plan, Sandbox
+from benchsmith.harness.checkout import Checkout, git, materialize
+from benchsmith.harness.prepare import prepare_sandbox
+from benchsmith.harness.render import render_install, render_reinstall
+from benchsmith.setup.engine import SetupEngine
+from benchsmith.setup.record import SetupRecord
+
+DEPENDENCY_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "Pipfile",
+                    "requirements*.txt", "requirements", "*requirements*.txt")
+
+
+class Environment:
+    """A validated plan and, while dependencies do not change, a live sandbox to reuse."""
+
+    def __init__(self, plan: Plan, commit: str, setup_commit: str, record: SetupRecord) -> None:
+        self.plan, self.commit, self.setup_commit = plan, commit, setup_commit
+        self.record = record  # the validating setup (its image is the environment image)
+        self.sandbox: Sandbox | None = None
+        self.sandbox_commit: str | None = None  # the commit the live sandbox's project was installed at
+
+    def close(self) -> None:
+        """Close the live sandbox, if any (the plan stays usable)."""
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+
+
+def set_up(engine: SetupEngine, source: str, commit: str, on_date: str,
+           repo: str) -> Environment | SetupRecord:
+    """Set `source` up at `commit`; the environment (its validating sandbox kept live, at that
+    commit), or the record of a setup that did not validate."""
+    kept: list[Sandbox] = []
+    record = engine.setup(source, rev=commit, on_date=on_date, repo=repo, keep=kept.append)
+    if record.status != "validated" or record.plan is None:
+        for sandbox in kept:
+            sandbox.close()
+        return record
+    environment = Environment(record.plan, commit, commit, record)
+    environment.sandbox = kept[0] if kept else None
+    environment.sandbox_commit = commit
+    return environment
+
+
+def same_dependencies(checkout: Checkout, previous: str) -> bool:
+    """True when no dependency file differs between `previous` and the checkout's commit."""
+    if checkout.git_dir is None:
+        return False
+    try:
+        changed = git("diff", "--name-only", previous, checkout.commit, "--", *DEPENDENCY_FILES,
+                      cwd=checkout.git_dir)
+    except BenchsmithError:
+        return False
+    return not changed.strip()
+
+
+def sandbox_at(engine: SetupEngine, environment: Environment, plan: Plan, checkout: Checkout) -> Sandbox:
+    """A sandbox at `checkout`'s commit with the environment installed: the live one, reset and
+    the project reinstalled, else a fresh one installed from the plan."""
+    if environment.sandbox is not None:
+        sandbox = environment.sandbox
+        reset = sandbox.exec(f"git checkout -f -q {checkout.commit} && git clean -fdq", timeout=300)
+        same = environment.sandbox_commit == checkout.commit
+        reinstall = render_reinstall(plan)
+        if reset.ok and (same or reinstall is None or sandbox.exec(
+                reinstall, env={"UV_EXCLUDE_NEWER": plan.exclude_newer}, timeout=900).ok):
+            environment.sandbox_commit = checkout.commit
+            return sandbox
+        environment.close()
+    options = engine.options
+    sandbox = prepare_sandbox(options.sandbox, checkout, plan.python, render_install(plan, apt=engine.apt),
+                              plan.exclude_newer, options.install_timeout_s)
+    environment.sandbox, environment.sandbox_commit = sandbox, checkout.commit
+    return sandbox
+
+
+def instance_image(engine: SetupEngine, record: SetupRecord, checkout: Checkout) -> str | None:
+    """The per-instance image: the commit's checkout on top of the environment image."""
+    assert record.image is not None
+    workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
+    try:
+        repo_dir = materialize(checkout, workspace / "repo", portable=True)
+        return engine.options.sandbox.derive_image(
+            record.image, record.repo, checkout.commit, repo_dir, render_reinstall(record.plan))
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)

@@ -1,0 +1,147 @@
+"""`benchsmith prepare`: published instances (self-written, in the published shapes) get a
+validated environment and a verdict on their own labels, end to end with real installs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core import TestStatus
+from benchsmith.datasets.labels import check_labels, match
+
+from .conftest import PIN_DATE
+from .evaluation_fixture import CODE, CODE_FILE, PARSE_FIXED, TEST_FILE, TESTS, working_diff
+from .test_setup_engine import PYPROJECT_TEST_EXTRA
+from .test_cli_batch import run_cli
+
+P, F = TestStatus.PASSED, TestStatus.FAILED
+
+
+def test_published_names_match_by_the_producers_rules_and_never_by_a_loose_prefix() -> None:
+    ours = ["tests/test_q.py::test_sql[select a from b]", "tests/test_q.py::test_sql[select c]",
+            "tests/test_q.py::test_sql_more", "pkg.tests.TestX.test_a", "tests/test_q.py::test_other"]
+    assert match("tests/test_q.py::test_other", ours) == (["tests/test_q.py::test_other"], "exact")
+    assert match("/n/fs/p-swe-bench/temp/repo/tests/test_q.py::test_other", ours) == (
+        ["tests/test_q.py::test_other"], "absolute path")
+    # SWE-bench's parser cut both ids at their first space: the published name stands for both.
+    assert match("tests/test_q.py::test_sql[select", ours) == (
+        ["tests/test_q.py::test_sql[select a from b]", "tests/test_q.py::test_sql[select c]"], "first space")
+    assert match("test_a (pkg.tests.TestX)", ours) == (["pkg.tests.TestX.test_a"], "unittest description")
+    assert match("test_a (pkg.tests.TestX.test_a)", ours) == (["pkg.tests.TestX.test_a"], "unittest description")
+    assert match("tests/test_q.py::test_sql", ours) == ([], None)  # a prefix of test_sql_more: no
+    assert match("tests/test_q.py::test_sq", ours) == ([], None)
+
+
+def test_label_checks_say_what_differs() -> None:
+    before = {"t::new": F, "t::old": P, "t::param[a b]": F, "t::param[a c]": P}
+    after = {"t::new": P, "t::old": P, "t::param[a b]": P, "t::param[a c]": P}
+    f2p = check_labels(["t::new", "t::old", "t::gone", "t::param[a", "t::slow"], before, after,
+                       must_fail_before=True, hung=["t::slow"])
+    assert f2p.reproduced == ["t::new"] and f2p.not_found == ["t::gone"] and f2p.hung == ["t::slow"]
+    assert f2p.differs == {"t::old": "already passes without the gold patch",
+                           "t::param[a": "its tests disagree with each other"}
+    assert f2p.rules == {"exact": 3, "first space": 1} and not f2p.all_reproduced
+    p2p = check_labels(["t::old"], before, {"t::old": F}, must_fail_before=False)
+    assert p2p.differs == {"t::old": "fails with the gold patch (FAILED)"}
+
+
+WORDS_TESTS = TESTS + '''
+
+import pytest
+
+
+@pytest.mark.parametrize("text", ["a b", "c"])
+def test_words(text):
+    assert parse(text) == [text]
+'''
+SPACES_TEST = WORDS_TESTS + '''
+
+def test_spaces():
+    assert parse("a, b") == ["a", "b"]
+'''
+
+
+@pytest.mark.slow
+def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE,
+                              TEST_FILE: WORDS_TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    later = repo.commit({"NEWS.md": "news\n"}, date="2023-05-12T12:00:00+00:00")
+    mirrors = tmp_path / "mirrors"
+    (mirrors / "fixture+calc").mkdir(parents=True)
+    os.symlink(repo.path, mirrors / "fixture+calc" / "repo")
+    patch = working_diff(repo.path, {CODE_FILE: PARSE_FIXED})
+    test_patch = working_diff(repo.path, {TEST_FILE: SPACES_TEST})
+    common = {"repo": "fixture/calc", "patch": patch, "test_patch": test_patch,
+              "created_at": "2023-05-15T10:00:00Z", "version": "1.0", "problem_statement": "spaces"}
+    p2p = [f"{TEST_FILE}::test_plain", f"{TEST_FILE}::test_total", f"{TEST_FILE}::test_words[a",
+           f"{TEST_FILE}::test_words[c]"]
+    rows = [
+        # SWE-bench's own shape: lists JSON-encoded in strings, a parametrized id cut at a space.
+        {"instance_id": "fixture__calc-1", "base_commit": base, **common,
+         "FAIL_TO_PASS": json.dumps([f"{TEST_FILE}::test_spaces"]), "PASS_TO_PASS": json.dumps(p2p)},
+        # Real lists; shares the environment (same version); one PASS_TO_PASS name does not exist.
+        {"instance_id": "fixture__calc-2", "base_commit": later, **common, "extra_field": {"kept": True},
+         "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [*p2p, f"{TEST_FILE}::test_gone"]},
+        # A wrong label: test_plain passes without the fix.
+        {"instance_id": "fixture__calc-3", "base_commit": later, **common,
+         "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces", f"{TEST_FILE}::test_plain"], "PASS_TO_PASS": []},
+        {"instance_id": "fixture__calc-1", "base_commit": base, **common},  # duplicate
+        {"instance_id": "fixture__calc-4", "repo": "fixture/calc", "base_commit": base},  # no patches
+        {"instance_id": "fixture__calc-5", "base_commit": base, **common, "FAIL_TO_PASS": 5},
+    ]
+    published = tmp_path / "published.jsonl"
+    published.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "prepared.jsonl"
+    args = ("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
+            "--refdb", str(tmp_path / "ref.sqlite"))
+    first = run_cli(*args)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "duplicate instance_id fixture__calc-1" in first.stderr
+    assert "published.jsonl:5: missing patch, test_patch" in first.stderr
+    assert "fixture__calc-5: FAIL_TO_PASS/PASS_TO_PASS must be lists" in first.stderr
+    records = {r["instance_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert sorted(records) == ["fixture__calc-1", "fixture__calc-2", "fixture__calc-3"]
+    one, two, three = (records[f"fixture__calc-{n}"] for n in (1, 2, 3))
+    assert one["prepare"]["status"] == "reproduced", one["prepare"]
+    assert one["prepare"]["pass_to_pass"]["rules"] == {"exact": 3, "first space": 1}
+    assert one["FAIL_TO_PASS"] == rows[0]["FAIL_TO_PASS"]  # published fields unchanged
+    assert two["prepare"]["status"] == "fail_to_pass_reproduced"
+    assert two["prepare"]["pass_to_pass"]["not_found"] == [f"{TEST_FILE}::test_gone"]
+    assert two["extra_field"] == {"kept": True} and two["test_spec"]["files"] == [TEST_FILE]
+    assert three["prepare"]["status"] == "differs"
+    assert three["prepare"]["fail_to_pass"]["differs"] == {
+        f"{TEST_FILE}::test_plain": "already passes without the gold patch"}
+    assert one["prepare"]["setup_commit"] == two["prepare"]["setup_commit"] == base  # set up once
+    assert one["python"] == "3.11" and one["exclude_newer"].startswith("2023-05-15")
+    assert "prepare summary" in first.stdout and "statuses:" in first.stdout
+
+    # Re-running skips everything; a changed label redoes that instance only.
+    again = run_cli(*args)
+    assert again.returncode == 0 and "environment at" not in again.stderr
+    assert "reproduced" not in again.stderr and "prepare summary" in again.stdout
+    rows[2]["FAIL_TO_PASS"] = [f"{TEST_FILE}::test_spaces"]
+    published.write_text("".join(json.dumps(r) + "\n" for r in rows[:3]))
+    third = run_cli(*args)
+    assert third.returncode == 0
+    assert "fixture__calc-3" in third.stderr and "fixture__calc-2 " not in third.stderr
+    latest = {r["instance_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert latest["fixture__calc-3"]["prepare"]["status"] == "reproduced"
+    # The evaluator takes the prepared file as it takes mined instances.
+    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mode", "fix",
+                        "--source", f"fixture/calc={repo.path}", "--run-id", "gold")
+    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+    assert "3" in evaluated.stdout
+
+
+def test_prepare_with_nothing_usable_is_one_line(tmp_path: Path) -> None:
+    published = tmp_path / "bad.jsonl"
+    published.write_text('{"instance_id": "x"}\n')
+    result = run_cli("prepare", str(published), "--out", str(tmp_path / "out.jsonl"))
+    assert result.returncode == 2
+    assert "no usable instance in" in result.stderr.strip().splitlines()[-1]
+    missing = run_cli("prepare", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o.jsonl"))
+    assert missing.returncode == 2 and "not found" in missing.stderr
