@@ -12,10 +12,9 @@ import pytest
 from benchsmith.core import TestStatus
 from benchsmith.datasets.labels import check_labels, match
 
-from .conftest import PIN_DATE
 from .evaluation_fixture import CODE, CODE_FILE, PARSE_FIXED, TEST_FILE, TESTS, working_diff
-from .test_setup_engine import PYPROJECT_TEST_EXTRA
 from .test_cli_batch import run_cli
+from .test_setup_engine import PYPROJECT_TEST_EXTRA
 
 P, F = TestStatus.PASSED, TestStatus.FAILED
 

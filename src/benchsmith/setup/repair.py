@@ -27,6 +27,7 @@ from benchsmith.setup.knowledge import (
 from benchsmith.setup.planner import BUILD_TOOL_FLOOR, backend_distribution
 from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
 from benchsmith.setup.requirements_tidy import drop_requirement, inline_requirement_file, tidy_line
+from benchsmith.setup.suite_repairs import repair_collection_errors
 from benchsmith.setup.system_repairs import repair_services, repair_system_packages
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
@@ -338,17 +339,6 @@ def repair_invalid_requirement(plan: Plan, diagnosis: Diagnosis, context: RepoCo
         if notes := inline_requirement_file(plan, path, Path(context.repo_root), context.project_name):
             return "; ".join(notes[:3])
     return None
-
-
-def repair_collection_errors(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """A few test files cannot be imported (a clash of two test packages of one name): let the
-    rest of the suite run; the files that fail stay in the results as errors."""
-    if plan.runner != "pytest" or "--continue-on-collection-errors" in plan.test_args:
-        return None
-    plan.test_args.append("--continue-on-collection-errors")
-    files = diagnosis.facts.get("files", [])
-    return ("run the tests despite collection errors in " + ", ".join(files[:3])
-            + (f" and {len(files) - 3} more" if len(files) > 3 else ""))
 
 
 RULES: dict[DiagnosisKind, list[Rule]] = {
