@@ -29,9 +29,15 @@ def main() -> None:
     from typer import Abort
 
     try:  # newer typer vendors click ...
-        from typer._click.exceptions import NoArgsIsHelpError, UsageError
+        from typer._click.exceptions import (  # type: ignore[import-not-found,unused-ignore]
+            NoArgsIsHelpError,
+            UsageError,
+        )
     except ImportError:  # ... older typer used click itself
-        from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[assignment]
+        from click.exceptions import (  # type: ignore[assignment,no-redef,unused-ignore]
+            NoArgsIsHelpError,
+            UsageError,
+        )
 
     # Sandboxes (temp dirs, process groups) are removed on SIGTERM too, not only on Ctrl-C.
     signal.signal(signal.SIGTERM, _on_sigterm)
