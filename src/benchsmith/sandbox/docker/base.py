@@ -53,6 +53,9 @@ class BaseImageResult(BaseModel):
     detail: str
 
 
+DOCKER_API_TIMEOUT_S = 600
+
+
 def docker_client() -> Any:
     """A Docker SDK client for the local engine, or a one-line error saying what to do."""
     try:
@@ -64,7 +67,9 @@ def docker_client() -> Any:
     import requests
 
     try:
-        client = docker.from_env()
+        # Committing a large container or copying a big checkout can take minutes on a busy
+        # engine; the SDK's default of 60 s turned such waits into failures.
+        client = docker.from_env(timeout=DOCKER_API_TIMEOUT_S)
         client.ping()
     except (docker.errors.DockerException, requests.RequestException, OSError) as exc:
         reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
