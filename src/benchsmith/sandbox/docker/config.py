@@ -28,8 +28,10 @@ class DockerSandboxConfig(SandboxCapabilities):
     """CPU limit per container (Docker `--cpus`)."""
     memory: str = "4g"
     """Memory limit per container (Docker `--memory`)."""
-    pids_limit: int = 2048
-    """Maximum number of processes per container."""
+    pids_limit: int = 16384
+    """Maximum number of processes and threads per container: a guard against fork bombs, set
+    high because suites that start a thread per test bot or server reached 2,048 ("can't start
+    new thread")."""
     disk: str | None = None
     """Writable-layer size limit (`--storage-opt size=`); ignored with a warning where the
     storage driver cannot enforce it."""
