@@ -393,6 +393,12 @@ def test_a_projects_own_value_options_keep_their_value(tmp_path) -> None:
     assert lost.kind == "unknown_options" and lost.facts == {"options": ["--run-optional"]}
 
 
+def test_a_process_limit_is_named_not_blamed_on_python() -> None:
+    limit = diagnose_tests(failed("E   RuntimeError: can't start new thread"), [], "pytest")
+    assert limit.kind == "killed" and "process limit" in limit.reason
+    assert RuleRepairer().repair(plan(), limit, context()) is None
+
+
 def test_no_python_switch_when_no_test_ran() -> None:
     nothing = diagnose_tests(failed("something odd happened"), [], "pytest")
     assert nothing.kind == "tests_failing"

@@ -189,6 +189,10 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="undecidable", kind="killed",
                          reason="the test run was killed (SIGKILL: most likely out of memory; "
                                 "raise the memory limit)", evidence=_tail(out))
+    if "can't start new thread" in out:
+        return Diagnosis(category="undecidable", kind="killed",
+                         reason="tests could not start threads: the sandbox's process limit was "
+                                "reached (raise pids_limit)", evidence=_tail(out))
     if down := _SERVICE_DOWN.search(out):
         return Diagnosis(category="testing", kind="needs_service",
                          reason=f"a service did not come up: {down.group(1)} got no answer",
