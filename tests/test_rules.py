@@ -407,3 +407,21 @@ def test_no_python_switch_when_no_test_ran() -> None:
     nothing.facts["tests"] = ["40"]
     fixed, what = RuleRepairer().repair(plan(), nothing, context()) or (None, "")
     assert fixed is not None and fixed.python == "3.10"
+
+
+def test_the_projects_own_dev_version_allows_prereleases_and_is_never_relaxed() -> None:
+    from benchsmith.harness.render import render_install
+
+    out = ("error: No solution found when resolving dependencies\n  cause: Because only the following "
+           "versions of astroid are available:\n astroid<2.9.0\n astroid>=2.10\n and pylint==2.12.2 "
+           "depends on astroid>=2.9.0,<2.10, we can conclude that pylint==2.12.2 cannot be used.\n"
+           " And because you require pylint==2.12.2, we can conclude that your requirements are unsatisfiable.")
+    diagnosis = diagnose_install(failed(out), ["astroid"])
+    assert diagnosis.kind == "unsatisfiable" and diagnosis.facts["packages"] == ["astroid"]
+    ctx = context()
+    ctx.project_name = "astroid"
+    fixed, what = RuleRepairer().repair(plan(), diagnosis, ctx) or (None, "")
+    assert fixed is not None and fixed.prerelease and "development version" in what
+    assert "--prerelease allow" in render_install(fixed)[-1]
+    # Asked again, nothing relaxes the project's own name to a date.
+    assert RuleRepairer().repair(fixed, diagnosis, ctx) is None

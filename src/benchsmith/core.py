@@ -143,6 +143,7 @@ class Plan(BaseModel):
     services: list[Service] = Field(default_factory=list)  # started before the tests where apt is allowed
     exclude_newer_packages: dict[str, str] = Field(default_factory=dict)
     build_isolation: bool = True
+    prerelease: bool = False  # uv --prerelease allow: the project's own version is a dev release
     build_requirements: list[str] = Field(default_factory=list)
     runner: Literal["pytest", "unittest"] = "pytest"
     test_args: list[str] = Field(default_factory=list)

@@ -54,6 +54,8 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
     words = list(base)
     if not plan.build_isolation:
         words.append("--no-build-isolation")
+    if plan.prerelease:
+        words += ["--prerelease", "allow"]
     if plan.install_project:
         target = "." + (f"[{','.join(plan.extras)}]" if plan.extras else "")
         words += ["-e", target] if plan.editable else [target]
@@ -62,7 +64,7 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
     for group in plan.groups:
         words += ["--group", group]
     words += list(dict.fromkeys(plan.packages))
-    if len(words) > len(base) + (0 if plan.build_isolation else 1):
+    if len(words) > len(base) + (0 if plan.build_isolation else 1) + (2 if plan.prerelease else 0):
         commands.append(_join(words))
     return commands
 

@@ -26,7 +26,12 @@ from benchsmith.setup.knowledge import (
 )
 from benchsmith.setup.planner import BUILD_TOOL_FLOOR, backend_distribution
 from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
-from benchsmith.setup.requirements_tidy import drop_requirement, inline_requirement_file, tidy_line
+from benchsmith.setup.requirement_repairs import (
+    repair_invalid_requirement,
+    repair_own_prerelease,
+    repair_yanked,
+)
+from benchsmith.setup.requirements_tidy import inline_requirement_file, tidy_line
 from benchsmith.setup.suite_repairs import repair_collection_errors
 from benchsmith.setup.system_repairs import repair_services, repair_system_packages
 
@@ -137,12 +142,13 @@ def repair_unsatisfiable(plan: Plan, diagnosis: Diagnosis, context: RepoContext)
     """Relaxation: a requirement has no version before the date, so its pin alone moves to the
     day after the first release that satisfies it (today only when the index cannot tell)."""
     relaxed = []
+    own = canonicalize_name(context.project_name or "")
     wanted = {canonicalize_name(r.name): r.specifier
               for r in (_requirement(t) for t in diagnosis.facts.get("requirements", [])) if r}
     for package in diagnosis.facts.get("packages", []):
         name = canonicalize_name(package)
-        if name in plan.exclude_newer_packages:
-            continue
+        if name in plan.exclude_newer_packages or (name == own and plan.install_project):
+            continue  # the project is installed from its checkout, never from the index
         specifier = wanted.get(name)
         upload = earliest_satisfying_upload(name, specifier) if specifier else None
         if upload is not None:
@@ -324,23 +330,6 @@ def repair_direct_url(plan: Plan, diagnosis: Diagnosis, context: RepoContext) ->
     return "; ".join(notes)
 
 
-def repair_yanked(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """No installable release of a requirement is left: leave it out, recorded (its tests, if
-    any need it, then say so themselves)."""
-    notes = drop_requirement(plan, diagnosis.facts.get("packages", []), Path(context.repo_root),
-                             context.project_name)
-    return notes[-1] if notes else None
-
-
-def repair_invalid_requirement(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """uv rejects a line of a requirement file: install the file line by line, tidied."""
-    for path in diagnosis.facts.get("files", []):
-        path = path.removeprefix("./")
-        if notes := inline_requirement_file(plan, path, Path(context.repo_root), context.project_name):
-            return "; ".join(notes[:3])
-    return None
-
-
 RULES: dict[DiagnosisKind, list[Rule]] = {
     "collection_errors": [repair_collection_errors],
     "system_packages": [repair_system_packages],
@@ -356,7 +345,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "missing_modules": [repair_modules],
     "build_dependency_missing": [repair_build_dependency],
     "no_pep660": [repair_editable],
-    "unsatisfiable": [repair_conflicting_extra, repair_unsatisfiable],
+    "unsatisfiable": [repair_own_prerelease, repair_conflicting_extra, repair_unsatisfiable],
     "not_in_registry": [repair_not_in_registry],
     "missing_requirement_file": [repair_requirement_file],
     "unknown_options": [repair_options],

@@ -1,0 +1,41 @@
+"""Repairs of what the requirements say: lines uv rejects, releases withdrawn from the index,
+and the project's own development version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from benchsmith.core import Diagnosis, Plan
+from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.requirements_tidy import drop_requirement, inline_requirement_file
+
+
+def repair_own_prerelease(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """The project itself "has no fitting version": between releases its own version is a
+    development one (2.9.3.dev0), which a dependency's ``astroid>=2.9,<2.10`` only admits
+    with pre-releases allowed. Never a date relaxation of the project's own name."""
+    own = canonicalize_name(context.project_name or "")
+    names = {canonicalize_name(p) for p in diagnosis.facts.get("packages", [])}
+    if not own or own not in names or not plan.install_project or plan.prerelease:
+        return None
+    plan.prerelease = True
+    return f"allow pre-releases (the project's own {own} is a development version between releases)"
+
+
+def repair_yanked(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """No installable release of a requirement is left: leave it out, recorded (its tests, if
+    any need it, then say so themselves)."""
+    notes = drop_requirement(plan, diagnosis.facts.get("packages", []), Path(context.repo_root),
+                             context.project_name)
+    return notes[-1] if notes else None
+
+
+def repair_invalid_requirement(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """uv rejects a line of a requirement file: install the file line by line, tidied."""
+    for path in diagnosis.facts.get("files", []):
+        path = path.removeprefix("./")
+        if notes := inline_requirement_file(plan, path, Path(context.repo_root), context.project_name):
+            return "; ".join(notes[:3])
+    return None
