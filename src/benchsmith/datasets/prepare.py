@@ -7,7 +7,6 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +20,13 @@ from benchsmith.harness.jsonl import JsonlWriter, read_records, records_by_key
 from benchsmith.harness.render import plan_spec, render_install, render_spec
 from benchsmith.instance import TaskInstance
 from benchsmith.setup.engine import SetupEngine
-from benchsmith.setup.environments import Environment, instance_image, sandbox_at, set_up
+from benchsmith.setup.environments import (
+    Environment,
+    instance_image,
+    run_groups,
+    sandbox_at,
+    set_up,
+)
 from benchsmith.setup.record import SetupRecord
 
 PrepareStatus = Literal["reproduced", "fail_to_pass_reproduced", "differs", "setup_failed", "error"]
@@ -123,15 +128,7 @@ class Preparer:
                 verdicts.append(verdict)
                 self.on_record(item, verdict)
 
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(one_group, items) for items in groups.values()]
-            try:
-                for future in futures:
-                    future.result()
-            except KeyboardInterrupt:
-                self.engine.cancel()
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+        run_groups(self.engine, one_group, groups.values(), jobs)
         return verdicts
 
     def _group(self, items: list[Published]) -> Iterator[tuple[Published, Verdict, dict[str, Any]]]:

@@ -51,21 +51,19 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
     base = ["uv", "pip", "install", *_pin_flags(plan)]
     if not plan.build_isolation and plan.build_requirements:
         commands.append(_join(base + sorted(set(plan.build_requirements))))
-    words = list(base)
-    if not plan.build_isolation:
-        words.append("--no-build-isolation")
-    if plan.prerelease:
-        words += ["--prerelease", "allow"]
+    flags = ([] if plan.build_isolation else ["--no-build-isolation"]) + (
+        ["--prerelease", "allow"] if plan.prerelease else [])
+    targets: list[str] = []
     if plan.install_project:
         target = "." + (f"[{','.join(plan.extras)}]" if plan.extras else "")
-        words += ["-e", target] if plan.editable else [target]
+        targets += ["-e", target] if plan.editable else [target]
     for path in plan.requirement_files:
-        words += ["-r", path]
+        targets += ["-r", path]
     for group in plan.groups:
-        words += ["--group", group]
-    words += list(dict.fromkeys(plan.packages))
-    if len(words) > len(base) + (0 if plan.build_isolation else 1) + (2 if plan.prerelease else 0):
-        commands.append(_join(words))
+        targets += ["--group", group]
+    targets += list(dict.fromkeys(plan.packages))
+    if targets:
+        commands.append(_join(base + flags + targets))
     return commands
 
 

@@ -145,3 +145,16 @@ def listening(kind: ServiceKind, host: str = "127.0.0.1", timeout: float = 1.0) 
             return True
     except OSError:
         return False
+
+
+def local_reason(kinds: list[str]) -> str:
+    """Why the host could not give the tests their services, one clause per service."""
+    parts = []
+    for kind in (k for k in PORTS if k in kinds):
+        port = PORTS[kind]
+        if listening(kind):
+            parts.append(f"a server listens on 127.0.0.1:{port} but refused the tests: "
+                         f"check its credentials")
+        else:
+            parts.append(f"needs service {kind}: nothing listens on 127.0.0.1:{port}")
+    return "; ".join(parts + ["the local backend starts no services (use --backend docker)"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchsmith.core import BenchsmithError, Plan, Provenance
@@ -19,6 +18,7 @@ from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.environments import (
     Environment,
     instance_image,
+    run_groups,
     same_dependencies,
     sandbox_at,
     set_up,
@@ -92,15 +92,7 @@ class InstanceBuilder:
                 if environment is not None:
                     environment.close()
 
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(one_repo, repo) for repo in by_repo]
-            try:
-                for future in futures:
-                    future.result()
-            except KeyboardInterrupt:
-                self.engine.cancel()
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise
+        run_groups(self.engine, one_repo, by_repo, jobs)
         return written
 
     def _one(self, pr: PullRequest, environment: Environment | None

@@ -31,7 +31,7 @@ from benchsmith.core import (
 )
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.render import render
-from benchsmith.harness.services import PORTS, listening
+from benchsmith.harness.services import local_reason
 from benchsmith.harness.testrun import MAX_HUNG, TestCounts, count_tests, pass_rate
 from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.sandbox.config import (
@@ -198,7 +198,7 @@ class SetupEngine:
                                      " use --backend docker)")
                 break
             elif diagnosis.kind == "needs_service" and not self.apt:  # another install set won't help
-                diagnosis.reason += f" ({local_services(diagnosis.facts.get('services', []))})"
+                diagnosis.reason += f" ({local_reason(diagnosis.facts.get('services', []))})"
                 break
             elif candidates:
                 why = ("the reused plan failed" if fresh_start
@@ -361,19 +361,6 @@ class SetupEngine:
     def _finish(iteration: Iteration, started: float) -> Iteration:
         iteration.duration_s = round(time.monotonic() - started, 2)
         return iteration
-
-
-def local_services(kinds: list[str]) -> str:
-    """Why the local backend could not give the tests their services, one clause per service."""
-    parts = []
-    for kind in kinds:
-        port = PORTS[kind]  # type: ignore[index]
-        if listening(kind):  # type: ignore[arg-type]
-            parts.append(f"a server listens on 127.0.0.1:{port} but refused the tests: "
-                         f"check its credentials")
-        else:
-            parts.append(f"needs service {kind}: nothing listens on 127.0.0.1:{port}")
-    return "; ".join(parts) + "; the local backend starts no services (use --backend docker)"
 
 
 def _outcome(counts: TestCounts, rate: float | None,

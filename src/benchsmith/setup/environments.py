@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from benchsmith.core import BenchsmithError, Plan, Sandbox
 from benchsmith.harness.checkout import Checkout, git, materialize
@@ -14,6 +17,8 @@ from benchsmith.harness.prepare import prepare_sandbox
 from benchsmith.harness.render import render_install, render_reinstall
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.record import SetupRecord
+
+T = TypeVar("T")
 
 DEPENDENCY_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py", "Pipfile",
                     "requirements*.txt", "requirements", "*requirements*.txt")
@@ -93,3 +98,17 @@ def instance_image(engine: SetupEngine, record: SetupRecord, checkout: Checkout)
             record.image, record.repo, checkout.commit, repo_dir, render_reinstall(record.plan))
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
+
+
+def run_groups(engine: SetupEngine, work: Callable[[T], None], groups: Iterable[T], jobs: int) -> None:
+    """`work` on every group, `jobs` at a time (each group's items stay in order, one thread);
+    on Ctrl-C the engine's running setups are cancelled before it is raised again."""
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(work, group) for group in groups]
+        try:
+            for future in futures:
+                future.result()
+        except KeyboardInterrupt:
+            engine.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise

@@ -150,12 +150,11 @@ class RulePlanner:
         files: list[str] = []
         sources: list[str] = []
         existing = set(context.requirement_files)
-        mentioned = [(f, h.source) for h in sorted(context.install_commands, key=_rank)
+        mentioned = [(_requirement_path(f), h.source) for h in sorted(context.install_commands, key=_rank)
                      for f in split_install_command(h.value).requirement_files]
-        mentioned += [(d.value.removeprefix("-r").strip(), d.source)
+        mentioned += [(_requirement_path(d.value.removeprefix("-r")), d.source)
                       for d in context.tox_deps if d.value.startswith("-r")]
         for path, source in mentioned:
-            path = path.removeprefix("./").replace("{toxinidir}/", "")
             if path in existing and path not in files and not any(
                     w in path.lower() for w in ("doc", "lint", "mypy", "typing")):
                 files.append(path)
@@ -232,6 +231,11 @@ class RulePlanner:
             plan.sources["plugins"] = [context.pytest_config_file or "test command"]
 
 
+def _requirement_path(reference: str) -> str:
+    """A requirement file as CI, tox or pip name it (`./x`, `{toxinidir}/x`), repository-relative."""
+    return reference.strip().removeprefix("./").replace("{toxinidir}/", "")
+
+
 def _install_set(plan: Plan) -> tuple[object, ...]:
     return (sorted(plan.requirement_files), sorted(plan.packages), sorted(plan.groups),
             sorted(plan.extras))
@@ -242,13 +246,12 @@ def _only_requirement_file(context: RepoContext, path: str | None) -> RepoContex
     (None: from no requirement file, tox deps or dev-dependency table at all)."""
     def keeps(line: str) -> bool:
         files = split_install_command(line).requirement_files
-        return not files or (path is not None and all(
-            f.removeprefix("./").replace("{toxinidir}/", "") == path for f in files))
+        return not files or (path is not None and all(_requirement_path(f) == path for f in files))
 
     return context.model_copy(update={
         "install_commands": [h for h in context.install_commands if keeps(h.value)],
         "tox_deps": [d for d in context.tox_deps if d.value.startswith("-r")
-                     and d.value.removeprefix("-r").strip().removeprefix("./") == path],
+                     and _requirement_path(d.value.removeprefix("-r")) == path],
         "requirement_files": [path] if path else [],
         "poetry_dev_dependencies": [], "hatch_test_dependencies": [],
     })
