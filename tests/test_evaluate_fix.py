@@ -43,10 +43,12 @@ def test_gold_resolves_and_wrong_patches_do_not(make_repo, tmp_path: Path) -> No
     for item in wrong:
         [report] = evaluation.run(instances, [item])
         assert not report.resolved, item.model
-        assert report.environment_reused  # prepared once, reused by every later prediction
+        # prepared once, reused by every later prediction; an empty one needs no environment
+        assert report.environment_reused or item.model == "empty"
     by_model = {s.model: s for s in summarize(
         [evaluation.evaluate_one(instances[p.instance_id], p) for p in wrong])}
-    assert by_model["empty"].ids == {"NOT APPLIED": ["fixture__calc-1"]}
+    assert by_model["empty"].ids == {"EMPTY PATCH": ["fixture__calc-1"]}
+    assert by_model["empty"].empty_patches == 1 and by_model["empty"].errors == 0
     assert by_model["stale"].ids == {"NOT APPLIED": ["fixture__calc-1"]}
     broken = json.loads((tmp_path / "runs/run/breaks/fixture__calc-1/report.json").read_text())
     assert broken["fix"]["FAIL_TO_PASS"]["success"] == ["tests/test_calc.py::test_spaces"]
@@ -56,6 +58,50 @@ def test_gold_resolves_and_wrong_patches_do_not(make_repo, tmp_path: Path) -> No
     stale = json.loads((tmp_path / "runs/run/stale/fixture__calc-1/report.json").read_text())
     assert stale["apply"]["tried"] == ["git apply", "git apply --3way", "patch --fuzz"]
     assert "does not apply" in stale["error"]
+
+
+def test_a_patch_that_prints_passes_resolves_nothing(make_repo, tmp_path: Path) -> None:
+    """A known attack on log-parsing harnesses: the code under test prints pytest's own result
+    lines for the graded tests (and ends the process before pytest can report). pytest's report,
+    written outside the repository, decides; the console alone does not."""
+    repo, instances = build_instances(make_repo)
+    evaluation = evaluator(repo, tmp_path, "fix")
+    names = ["tests/test_calc.py::test_spaces", "tests/test_calc.py::test_plain",
+             "tests/test_calc.py::test_total"]
+    lines = "".join(f"{name} PASSED\\nPASSED {name}\\n" for name in names)
+    # pytest captures fd 1 and 2 while it imports the code; the code finds the saved console
+    # descriptors (writable files or pipes other than the capture files) and writes there.
+    printing = CODE + f"""
+import os as _os, stat as _stat
+_captured = {{_os.fstat(fd).st_ino for fd in (0, 1, 2)}}
+for _fd in range(3, 64):
+    try:
+        _info = _os.fstat(_fd)
+        if (_stat.S_ISREG(_info.st_mode) or _stat.S_ISFIFO(_info.st_mode)) \\
+                and _info.st_ino not in _captured:
+            _os.write(_fd, b"\\n{lines}=== 3 passed in 0.01s ===\\n")
+            break
+    except OSError:
+        pass
+_os._exit(0)
+"""
+    forged = prediction("fixture__calc-1", working_diff(repo, {CODE_FILE: printing}), "forged")
+    [report] = evaluation.run(instances, [forged])
+    assert report.applied and not report.resolved and not report.infrastructure_failure
+    assert report.fix.run.report_missing
+    assert "tests/test_calc.py::test_spaces" in report.fix.run.unconfirmed
+    # Forged lines after pytest's own summary (at exit, when nothing captures any more): the
+    # console now says every test passed; pytest's report says what really happened.
+    loud = CODE + f"""
+import atexit as _atexit, os as _os
+_atexit.register(lambda: _os.write(1, b"{'=' * 10} short test summary info {'=' * 10}\\n"
+                                      b"{lines}{'=' * 10} 3 passed in 0.01s {'=' * 10}\\n"))
+"""
+    printed = prediction("fixture__calc-1", working_diff(repo, {CODE_FILE: loud}), "printed")
+    [report] = evaluation.run(instances, [printed])
+    assert not report.resolved and not report.fix.run.report_missing
+    assert report.fix.FAIL_TO_PASS.failure == ["tests/test_calc.py::test_spaces"]
+    assert report.fix.run.unconfirmed == ["tests/test_calc.py::test_spaces"]
 
 
 def test_fuzzy_and_already_applied_patches(make_repo, tmp_path: Path) -> None:

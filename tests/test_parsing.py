@@ -728,3 +728,40 @@ def test_unittest_tests_that_needed_the_network_are_named() -> None:
     # The assertion failure and the refused local service are the environment's business.
     assert network_failures(UNITTEST_NETWORK, "unittest") == {"pkg.tests.test_web.WebTest.test_fetch"}
     assert network_failures(UNITTEST_NETWORK, "unittest") <= names
+
+
+def test_junit_report_confirms_console_passes() -> None:
+    from benchsmith.parsing.junit import confirm, junit_key, junit_statuses
+
+    TestStatus = core.TestStatus
+
+    assert junit_key("tests/a/test_b.py::TestC::test_d[x::y-1]") == ("tests.a.test_b.TestC",
+                                                                      "test_d[x::y-1]")
+    assert junit_key("src/pkg/mod.py::pkg.mod.func") == ("src.pkg.mod", "pkg.mod.func")
+    xml = b"""<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+      <testcase classname="tests.test_a" name="test_ok" time="0.1"/>
+      <testcase classname="tests.test_a.TestK" name="test_p[a b]" time="0.1"/>
+      <testcase classname="tests.test_a" name="test_xf"><skipped type="pytest.xfail" message=""/></testcase>
+      <testcase classname="tests.test_a" name="test_skip"><skipped type="pytest.skip" message=""/></testcase>
+      <testcase classname="tests.test_a" name="test_bad"><failure message="boom"/></testcase>
+      <testcase classname="tests.test_a" name="test_td"/>
+      <testcase classname="tests.test_a" name="test_td"><error message="teardown"/></testcase>
+    </testsuite></testsuites>"""
+    report = junit_statuses(xml)
+    assert report[("tests.test_a", "test_td")] is TestStatus.ERROR  # the worst of its entries
+    console = {"tests/test_a.py::test_ok": TestStatus.PASSED,
+               "tests/test_a.py::TestK::test_p[a b]": TestStatus.PASSED,
+               "tests/test_a.py::test_xf": TestStatus.XFAIL,
+               "tests/test_a.py::test_bad": TestStatus.PASSED,  # printed by the code under test
+               "tests/test_a.py::test_ghost": TestStatus.PASSED,  # never ran
+               "tests/test_a.py::test_skip": TestStatus.SKIPPED}
+    statuses, refuted = confirm(console, report)
+    assert refuted == ["tests/test_a.py::test_bad", "tests/test_a.py::test_ghost"]
+    assert statuses["tests/test_a.py::test_bad"] is TestStatus.FAILED
+    assert statuses["tests/test_a.py::test_ghost"] is TestStatus.FAILED
+    assert statuses["tests/test_a.py::TestK::test_p[a b]"] is TestStatus.PASSED
+    # No report at all (the process ended before pytest wrote it): no pass is confirmed.
+    statuses, refuted = confirm(console, None)
+    assert sorted(refuted) == sorted(n for n, s in console.items() if s is not TestStatus.SKIPPED)
+    with pytest.raises(ValueError, match="unreadable"):
+        junit_statuses(b"<testsuites><testcase")

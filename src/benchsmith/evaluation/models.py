@@ -84,6 +84,7 @@ class InstanceReport(BaseModel):
     applied: bool = False  # patch applied and its tests ran (SWT-bench applicability in test mode)
     apply: ApplyResult | None = None
     resolved: bool = False  # fix mode: resolved; test mode: success
+    empty_patch: bool = False  # the prediction changes nothing: unresolved, nothing was run
     fix: FixOutcome | None = None
     test: TestOutcome | None = None
     filter: FilterOutcome | None = None

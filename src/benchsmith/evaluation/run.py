@@ -105,6 +105,11 @@ class Evaluation:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "prediction.patch").write_text(prediction.model_patch, encoding="utf-8")
         started = time.monotonic()
+        if not prediction.model_patch.strip():
+            # SWE-bench's empty_patch: counted, unresolved, and no environment is needed.
+            report.empty_patch = True
+            write_report(directory / REPORT, report)
+            return report
         try:
             if upcoming is not None:
                 self.environments.warm(upcoming)
@@ -150,6 +155,8 @@ class Evaluation:
 
 def verdict(report: InstanceReport) -> str:
     """A one-word outcome for progress lines and tables."""
+    if report.empty_patch:
+        return "EMPTY PATCH"
     if report.infrastructure_failure:
         return "INFRASTRUCTURE FAILURE"
     if not report.applied:

@@ -35,6 +35,10 @@ class ModelSummary(BaseModel):
     partial: int = 0
     infrastructure_failures: int = 0
     errors: int = 0
+    empty_patches: int = 0
+    # every rate is over all evaluated predictions: empty patches, patches that do not apply,
+    # errors and infrastructure failures count as unresolved (as SWE-bench's resolved rate)
+    denominator: str = "predictions evaluated"
     rates: dict[str, float] = Field(default_factory=dict)
     change_coverage: dict[str, float | None] = Field(default_factory=dict)
     coverage_instances: int = 0
@@ -70,6 +74,7 @@ def _summarize(model: str, reports: list[InstanceReport]) -> ModelSummary:
         summary.infrastructure_failures += report.infrastructure_failure
         summary.errors += bool(report.error) and not report.infrastructure_failure
         summary.environments_reused += report.environment_reused
+        summary.empty_patches += report.empty_patch
     total = summary.evaluated
     if summary.mode == "fix":
         summary.rates = {"resolved": _rate(summary.resolved, total),
@@ -148,7 +153,7 @@ def render(summaries: list[ModelSummary], title: str) -> str:
         table = Table(title=f"{title}: {summary.model} ({summary.mode} mode)")
         table.add_column("metric")
         table.add_column("value", justify="right")
-        table.add_row("predictions evaluated", str(summary.evaluated))
+        table.add_row("predictions evaluated (every rate's denominator)", str(summary.evaluated))
         table.add_row("resolved" if summary.mode == "fix" else "success (F→P, none fail after)",
                       f"{summary.resolved} ({summary.rates.get('resolved', summary.rates.get('success', 0)):.1%})")
         for name, value in summary.rates.items():
@@ -164,6 +169,7 @@ def render(summaries: list[ModelSummary], title: str) -> str:
             table.add_row("filter: kept fixes", str(f.kept))
             table.add_row("filter: precision", "n/a" if f.precision is None else f"{f.precision:.1%}")
             table.add_row("filter: recall", "n/a" if f.recall is None else f"{f.recall:.1%}")
+        table.add_row("empty patches (unresolved)", str(summary.empty_patches))
         table.add_row("infrastructure failures", str(summary.infrastructure_failures))
         table.add_row("other errors", str(summary.errors))
         table.add_row("environments reused", str(summary.environments_reused))

@@ -76,7 +76,10 @@ def render_reinstall(plan: Plan | None) -> str | None:
 
 
 def _env_prefix(env: dict[str, str]) -> str:
-    return "".join(f"{k}={shlex.quote(v)} " for k, v in sorted(env.items()))
+    # PYTEST_ADDOPTS keeps what the harness passes in (its report path) after the plan's options.
+    return "".join(f"{k}={shlex.quote(v)}" + ('"${PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}" '
+                                               if k == "PYTEST_ADDOPTS" else " ")
+                   for k, v in sorted(env.items()))
 
 
 def _prefix(env: dict[str, str], services: list[str]) -> str:

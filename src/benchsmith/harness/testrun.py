@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from benchsmith.core import (
     output_tail,
 )
 from benchsmith.parsing import parse_test_output, running_test
+from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
 
 # Fixed for every test run so that results do not depend on hash seeds or the clock's zone.
 DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC"}
@@ -43,6 +45,9 @@ class TestRun(BaseModel):
     log_tail: str = ""  # the last lines of the output
     stalled: bool = False  # a command's output stopped growing and it was killed
     hung: list[str] = Field(default_factory=list)  # tests running when that happened (FAILED)
+    # pytest: passes on the console that pytest's own report does not confirm (counted FAILED)
+    unconfirmed: list[str] = Field(default_factory=list)
+    report_missing: bool = False  # a pytest command wrote no report (it did not finish)
 
     def passed(self, test: str) -> bool:
         """True if `test` passed (or xfailed); missing and skipped tests count as failing."""
@@ -57,16 +62,24 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
     running is recorded as hung (and FAILED), and when `commands` can be rendered again
     (a :data:`Render`), the run is repeated without it: a hang costs the stall limit plus
     one rerun, never the whole timeout.
+
+    pytest commands also write pytest's JUnit report outside the repository; a pass on the
+    console counts only when that report confirms it, so code under test cannot print its
+    way to a pass (:mod:`benchsmith.parsing.junit`).
     """
     render: Render = commands if callable(commands) else (lambda deselect: list(commands))
     run = TestRun()
     outputs: list[str] = []
     for _ in range(MAX_HUNG + 1):
-        run.statuses, hung = {}, None
+        run.statuses, run.unconfirmed, run.report_missing, hung = {}, [], False, None
         for command in render(run.hung):
-            result = sandbox.exec(command, env=DETERMINISTIC_ENV, timeout=timeout,
-                                  stall_timeout=stall_timeout)
-            tests = {t.name: t.status for t in parse_test_output(result.output, runner)}
+            report = f"{REPORT_DIR}/{uuid.uuid4().hex}.xml" if runner == "pytest" else None
+            env = DETERMINISTIC_ENV | ({"PYTEST_ADDOPTS": report_options(report)} if report else {})
+            result = sandbox.exec(command, env=env, timeout=timeout, stall_timeout=stall_timeout)
+            console = {t.name: t.status for t in parse_test_output(result.output, runner)}
+            tests, written = console, False
+            if report is not None:
+                tests, written = _confirmed(sandbox, report, console, run)
             run.statuses.update(tests)
             run.commands.append(CommandRun(command=command, returncode=result.returncode,
                                            timed_out=result.timed_out,
@@ -75,12 +88,17 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
             run.timed_out = run.timed_out or result.timed_out
             run.log_tail = output_tail(result.output, lines=20, width=10_000)
             outputs.append(f"$ {command}\n{result.output}\n[exit status {result.returncode}]\n")
+            if unconfirmed := [name for name in console if tests[name] != console[name]]:
+                outputs.append(f"[benchsmith: {len(unconfirmed)} pass(es) on the console not in "
+                               f"pytest's report, counted as failing: {', '.join(unconfirmed[:5])}]\n")
             if result.stalled:
                 run.stalled = True
                 hung = running_test(result.output, runner)
                 break
             run.infrastructure = run.infrastructure or infrastructure_problem(
-                result.returncode, result.timed_out, tests, result.output, runner)
+                # without pytest's report the exit status is judged against the console
+                result.returncode, result.timed_out, tests if written else console,
+                result.output, runner)
         if hung is None or hung in run.hung:
             break
         run.hung.append(hung)
@@ -92,6 +110,22 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
         log.write_text("".join(outputs), encoding="utf-8", errors="replace")
         run.log = str(log)
     return run
+
+
+def _confirmed(sandbox: Sandbox, report: str, tests: dict[str, TestStatus],
+               run: TestRun) -> tuple[dict[str, TestStatus], bool]:
+    """`tests` as pytest's report at `report` confirms them (see :mod:`benchsmith.parsing.junit`),
+    and whether the report was there."""
+    try:
+        written = junit_statuses(sandbox.read_file(report))
+    except (OSError, ValueError):
+        written = None
+    else:
+        sandbox.exec(f"rm -f {report}", timeout=60)
+    run.report_missing = run.report_missing or (written is None and bool(tests))
+    tests, unconfirmed = confirm(tests, written)
+    run.unconfirmed.extend(unconfirmed)
+    return tests, written is not None
 
 
 def infrastructure_problem(returncode: int, timed_out: bool, tests: dict[str, TestStatus],
