@@ -77,3 +77,58 @@ def _print(summary: PrepareSummary, title: str) -> None:
               f"prepared; median time per instance (environment known): "
               f"{summary.median_instance_s or 0:.0f}s; statuses: "
               + ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())), highlight=False)
+
+
+@app.command()
+def export(
+    instances: Annotated[Path, typer.Argument(help="Prepared or built instances (JSONL or JSON).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Directory; one sub-directory per instance.")],
+    mirrors: MirrorsOpt = None,
+    ids: Annotated[list[str] | None, typer.Option("--id", help="Only this instance (repeatable).")] = None,
+    no_repo: Annotated[bool, typer.Option("--no-repo", help="Clone from GitHub while building instead of copying the checkout in.")] = False,
+    build: Annotated[bool, typer.Option("--build", help="Also build each exported image (Docker).")] = False,
+) -> None:
+    """Write each instance as a Dockerfile + eval.sh pair, as SWE-bench-style harnesses run them."""
+    import tempfile
+
+    from benchsmith.core import BenchsmithError
+    from benchsmith.datasets.export import export_instance
+    from benchsmith.evaluation.inputs import load_instances
+    from benchsmith.harness.checkout import materialize, resolve, resolve_source
+
+    try:
+        loaded, problems = load_instances(instances)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    for problem in problems:
+        err.print(f"[yellow]skipped:[/] {problem}", highlight=False, soft_wrap=True)
+    unknown = sorted(set(ids or []) - set(loaded))
+    for instance_id in unknown:
+        err.print(f"[yellow]skipped:[/] no instance {instance_id} in {instances}", highlight=False)
+    chosen = [i for i in loaded.values() if not ids or i.instance_id in ids]
+    if not chosen:
+        fail(f"no instance to export from {instances}")
+    exported = 0
+    for instance in chosen:
+        try:
+            with tempfile.TemporaryDirectory(prefix="benchsmith-export-") as scratch:
+                repo_dir = None
+                if not no_repo:
+                    checkout = resolve(resolve_source(instance.repo, mirrors), rev=instance.base_commit,
+                                       repo=instance.repo)
+                    repo_dir = materialize(checkout, Path(scratch) / "repo", portable=True)
+                target = export_instance(instance, out_dir, repo_dir)
+            line = f"{instance.instance_id}: {target}"
+            if build:
+                from benchsmith.sandbox.docker.images import build_image
+                from benchsmith.sandbox.store import instance_name
+
+                image = build_image((target / "Dockerfile").read_text(), target / "repo",
+                                    instance_name(instance.repo, instance.base_commit))
+                line += f" (image {image})"
+            out.print(line, highlight=False, soft_wrap=True)
+            exported += 1
+        except BenchsmithError as exc:
+            err.print(f"[red]failed:[/] {instance.instance_id}: {exc}", highlight=False, soft_wrap=True)
+    if not exported:
+        fail("no instance could be exported")
