@@ -60,6 +60,12 @@ SPACES_TEST = WORDS_TESTS + '''
 
 def test_spaces():
     assert parse("a, b") == ["a", "b"]
+
+
+def test_remote():
+    import socket
+
+    socket.create_connection(("benchsmith-fixture.invalid", 80), timeout=5)
 '''
 
 
@@ -84,7 +90,8 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
          "FAIL_TO_PASS": json.dumps([f"{TEST_FILE}::test_spaces"]), "PASS_TO_PASS": json.dumps(p2p)},
         # Real lists; shares the environment (same version); one PASS_TO_PASS name does not exist.
         {"instance_id": "fixture__calc-2", "base_commit": later, **common, "extra_field": {"kept": True},
-         "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [*p2p, f"{TEST_FILE}::test_gone"]},
+         "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"],
+         "PASS_TO_PASS": [*p2p, f"{TEST_FILE}::test_gone", f"{TEST_FILE}::test_remote"]},
         # A wrong label: test_plain passes without the fix.
         {"instance_id": "fixture__calc-3", "base_commit": later, **common,
          "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces", f"{TEST_FILE}::test_plain"], "PASS_TO_PASS": []},
@@ -110,6 +117,7 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
     assert one["FAIL_TO_PASS"] == rows[0]["FAIL_TO_PASS"]  # published fields unchanged
     assert two["prepare"]["status"] == "fail_to_pass_reproduced"
     assert two["prepare"]["pass_to_pass"]["not_found"] == [f"{TEST_FILE}::test_gone"]
+    assert two["prepare"]["pass_to_pass"]["needs_network"] == [f"{TEST_FILE}::test_remote"]
     assert two["extra_field"] == {"kept": True} and two["test_spec"]["files"] == [TEST_FILE]
     assert three["prepare"]["status"] == "differs"
     assert three["prepare"]["fail_to_pass"]["differs"] == {

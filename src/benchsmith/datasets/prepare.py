@@ -205,8 +205,12 @@ def judge(instance: TaskInstance, behaviour: Behaviour) -> Verdict:
     before = _consistent(behaviour, "before")
     after = _consistent(behaviour, "after")
     hung = {name for run in behaviour.before + behaviour.after for name in run.hung}
-    f2p = check_labels(instance.FAIL_TO_PASS, before, after, must_fail_before=True, hung=hung)
-    p2p = check_labels(instance.PASS_TO_PASS, before, after, must_fail_before=False, hung=hung)
+    # a test that failed trying to reach another host says nothing about the gold patch
+    network = {name for run in behaviour.after for name in run.needs_network}
+    f2p = check_labels(instance.FAIL_TO_PASS, before, after, must_fail_before=True, hung=hung,
+                       needs_network=network)
+    p2p = check_labels(instance.PASS_TO_PASS, before, after, must_fail_before=False, hung=hung,
+                       needs_network=network)
     if f2p.all_reproduced and p2p.all_reproduced:
         status: PrepareStatus = "reproduced"
     elif f2p.all_reproduced:
@@ -215,7 +219,7 @@ def judge(instance: TaskInstance, behaviour: Behaviour) -> Verdict:
         status = "differs"
     reason = "; ".join(
         f"{label}: {len(c.differs)} differ, {len(c.not_found)} not found, "
-        f"{len(c.hung)} hung" for label, c in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p))
+        f"{len(c.hung)} hung, {len(c.needs_network)} need the network" for label, c in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p))
         if not c.all_reproduced)
     return Verdict(status=status, reason=reason, fail_to_pass=f2p, pass_to_pass=p2p)
 

@@ -18,7 +18,7 @@ from benchsmith.core import (
     TestStatus,
     output_tail,
 )
-from benchsmith.parsing import parse_test_output, running_test
+from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
 
 # Fixed for every test run so that results do not depend on hash seeds or the clock's zone.
@@ -48,6 +48,7 @@ class TestRun(BaseModel):
     # pytest: passes on the console that pytest's own report does not confirm (counted FAILED)
     unconfirmed: list[str] = Field(default_factory=list)
     report_missing: bool = False  # a pytest command wrote no report (it did not finish)
+    needs_network: list[str] = Field(default_factory=list)  # failed trying to reach another host
 
     def passed(self, test: str) -> bool:
         """True if `test` passed (or xfailed); missing and skipped tests count as failing."""
@@ -72,6 +73,7 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
     outputs: list[str] = []
     for _ in range(MAX_HUNG + 1):
         run.statuses, run.unconfirmed, run.report_missing, hung = {}, [], False, None
+        run.needs_network = []
         for command in render(run.hung):
             report = f"{REPORT_DIR}/{uuid.uuid4().hex}.xml" if runner == "pytest" else None
             env = DETERMINISTIC_ENV | ({"PYTEST_ADDOPTS": report_options(report)} if report else {})
@@ -81,6 +83,7 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
             if report is not None:
                 tests, written = _confirmed(sandbox, report, console, run)
             run.statuses.update(tests)
+            run.needs_network.extend(sorted(network_failures(result.output, runner) & tests.keys()))
             run.commands.append(CommandRun(command=command, returncode=result.returncode,
                                            timed_out=result.timed_out,
                                            duration_s=result.duration_s, tests=len(tests)))
