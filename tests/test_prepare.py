@@ -13,7 +13,7 @@ from benchsmith.core import TestStatus
 from benchsmith.datasets.labels import check_labels, match
 
 from .evaluation_fixture import CODE, CODE_FILE, PARSE_FIXED, TEST_FILE, TESTS, working_diff
-from .test_cli_batch import run_cli
+from .test_cli_batch import one_line_error, run_cli
 from .test_setup_engine import PYPROJECT_TEST_EXTRA
 
 P, F = TestStatus.PASSED, TestStatus.FAILED
@@ -152,3 +152,25 @@ def test_prepare_with_nothing_usable_is_one_line(tmp_path: Path) -> None:
     assert "no usable instance in" in result.stderr.strip().splitlines()[-1]
     missing = run_cli("prepare", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o.jsonl"))
     assert missing.returncode == 2 and "not found" in missing.stderr
+
+
+def test_published_parquet_is_read_like_jsonl(tmp_path: Path) -> None:
+    import pyarrow
+    import pyarrow.parquet
+
+    from benchsmith.datasets.prepare import read_published
+
+    rows = [{"instance_id": "o__r-1", "repo": "o/r", "base_commit": "a" * 40, "patch": "p",
+             "test_patch": "t", "FAIL_TO_PASS": json.dumps(["t.py::a"]), "PASS_TO_PASS": "[]"},
+            {"instance_id": "o__r-2", "repo": "o/r", "base_commit": "b" * 40, "patch": "p",
+             "test_patch": "", "FAIL_TO_PASS": "[]", "PASS_TO_PASS": "[]"}]
+    path = tmp_path / "test-00000-of-00001.parquet"
+    pyarrow.parquet.write_table(pyarrow.Table.from_pylist(rows), path)
+    published, problems = read_published(path)
+    assert [p.instance.instance_id for p in published] == ["o__r-1"]
+    assert published[0].instance.FAIL_TO_PASS == ["t.py::a"]
+    assert problems == ["test-00000-of-00001.parquet[1]: missing test_patch"]
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not really")
+    result = run_cli("prepare", str(broken), "--out", str(tmp_path / "out.jsonl"))
+    assert "cannot read instance file" in one_line_error(result)

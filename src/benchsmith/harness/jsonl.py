@@ -60,7 +60,9 @@ class JsonlWriter:
 
 
 def read_records(path: Path, what: str) -> list[tuple[str, Any]]:
-    """(where, record) for every JSON record of a JSON list/object or JSONL file."""
+    """(where, record) for every record of a JSON list/object, JSONL or Parquet file."""
+    if path.suffix == ".parquet":
+        return _parquet_records(path, what)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -106,3 +108,20 @@ def records_by_key(path: Path, key: str) -> dict[str, dict[str, Any]]:
                 record = json.loads(line)
                 found[str(record[key])] = record
     return found
+
+
+def _parquet_records(path: Path, what: str) -> list[tuple[str, Any]]:
+    """Rows of a Parquet file (as the Hugging Face datasets publish them), via the optional
+    pyarrow extra."""
+    try:
+        import pyarrow.parquet
+    except ImportError:
+        raise BenchsmithError("reading Parquet needs the optional extra: "
+                              "pip install 'benchsmith[parquet]'") from None
+    if not path.exists():
+        raise BenchsmithError(f"{what} file not found: {path}")
+    try:
+        rows = pyarrow.parquet.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
+        raise BenchsmithError(f"cannot read {what} file {path}: {str(exc).splitlines()[0]}") from None
+    return [(f"{path.name}[{i}]", row) for i, row in enumerate(rows)]
