@@ -105,6 +105,11 @@ def test_a_stalled_command_is_killed_once_its_output_stops_growing(box: Any) -> 
     assert not _alive(box, "child.pid")
     steady = box.exec("for i in 1 2 3 4 5 6; do echo $i; sleep 0.6; done", stall_timeout=2)
     assert steady.ok and not steady.stalled  # slow but steady output is not a stall
+    # Before the kill, Python gets SIGABRT: with the fault handler on, it says where it was stuck.
+    stuck = box.exec("python3 -c 'import time\ndef waiting_here():\n    time.sleep(300)\nwaiting_here()'",
+                     env={"PYTHONFAULTHANDLER": "1"}, timeout=120, stall_timeout=2)
+    assert stuck.stalled and "Fatal Python error: Aborted" in stuck.output
+    assert "in waiting_here" in stuck.output
 
 
 def test_ctrl_c_during_a_command_kills_it(box: Any) -> None:

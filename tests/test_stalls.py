@@ -88,9 +88,22 @@ def test_a_deadlocked_test_costs_the_stall_limit_and_one_rerun(make_repo, tmp_pa
     assert len(tests) == 2 and tests[0].duration_s < STALL_S + 30  # stalled, then the rerun
 
 
-def test_a_collection_that_blocks_fails_fast_with_a_stall_diagnosis(make_repo, tmp_path: Path) -> None:
+def test_a_module_whose_collection_blocks_is_named_and_left_out(make_repo, tmp_path: Path) -> None:
     repo = make_repo("blocked", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
                                  "tests/test_calc.py": CALC_TESTS, "tests/test_data.py": BLOCKED_COLLECTION})
+    started = time.monotonic()
+    record = engine(tmp_path, stall_timeout_s=STALL_S).setup(str(repo.path), on_date=PIN_DATE)
+    # The fault handler's traceback (SIGABRT before the kill) names the module being imported.
+    assert record.status == "validated", record.failure_reason
+    assert record.hung == ["tests/test_data.py"]
+    assert "--ignore=tests/test_data.py" in record.test[0]
+    assert len(record.iterations) == 1
+    assert time.monotonic() - started < 300
+
+
+def test_a_conftest_that_blocks_fails_fast_with_a_stall_diagnosis(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("blocked", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                 "tests/test_calc.py": CALC_TESTS, "tests/conftest.py": BLOCKED_COLLECTION})
     started = time.monotonic()
     record = engine(tmp_path, stall_timeout_s=STALL_S).setup(str(repo.path), on_date=PIN_DATE)
     assert record.status == "failed" and record.failure_category == "testing"

@@ -22,7 +22,9 @@ from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
 
 # Fixed for every test run so that results do not depend on hash seeds or the clock's zone.
-DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC"}
+# PYTHONFAULTHANDLER: a run stopped for stalling prints where it was stuck (sandboxes send
+# SIGABRT before they kill it), which names a test module whose collection hangs.
+DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC", "PYTHONFAULTHANDLER": "1"}
 # pytest: 3 internal error, 4 usage error; shells: 126 not executable, 127 command not found
 _DID_NOT_RUN = {3, 4, 126, 127}
 _EXECUTED = PASSING | FAILING

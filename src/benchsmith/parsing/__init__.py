@@ -63,7 +63,30 @@ def running_test(output: str, runner: str) -> str | None:
     for line in reversed(strip_ansi(output).splitlines()):
         if name := started(line):
             return None if name in finished else name
-    return None
+    return collecting_module(output) if runner == "pytest" else None
+
+
+_ROOTDIR = re.compile(r"^rootdir: (?P<root>/\S+)", re.MULTILINE)
+_MODULE_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+\.py)", line \d+ in <module>$', re.MULTILINE)
+
+
+def collecting_module(output: str) -> str | None:
+    """The test module pytest was importing when a stalled run was stopped, relative to its
+    rootdir; read from the traceback Python's fault handler prints on SIGABRT (sandboxes send
+    one before they kill a stalled run). None without such a traceback, or for a conftest."""
+    from benchsmith.harness.patches import is_test_path
+
+    root = _ROOTDIR.search(output)
+    dump = output.rfind("Fatal Python error: Aborted")
+    if root is None or dump < 0:
+        return None
+    prefix = root["root"].rstrip("/") + "/"
+    modules = [frame["path"][len(prefix):] for frame in _MODULE_FRAME.finditer(output, dump)
+               if frame["path"].startswith(prefix)]
+    tests = [path for path in modules if is_test_path(path)]
+    if not tests or tests[-1].rsplit("/", 1)[-1] == "conftest.py":
+        return None
+    return tests[-1]  # the outermost: the module pytest itself was collecting
 
 
 def network_failures(output: str, runner: str) -> set[str]:

@@ -187,6 +187,8 @@ class LocalSandbox:
             stalled = False
             try:
                 timed_out, stalled = _wait(proc, log, timeout, stall_timeout)
+                if stalled:  # Python with PYTHONFAULTHANDLER=1 prints where it was stuck
+                    _signal_group(proc, signal.SIGABRT, wait_s=2)
                 if timed_out or stalled:
                     _kill_group(proc)
             except BaseException:
@@ -239,6 +241,14 @@ def _wait(proc: subprocess.Popen[bytes], log: IO[bytes], timeout: float,
             return True, False
         if now - grew >= stall_timeout:
             return False, True
+
+
+def _signal_group(proc: subprocess.Popen[bytes], signum: int, wait_s: float) -> None:
+    """Send `signum` to the process group of `proc` and give it `wait_s` seconds to act."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signum)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=wait_s)
 
 
 def _kill_group(proc: subprocess.Popen[bytes], leftovers_only: bool = False) -> None:

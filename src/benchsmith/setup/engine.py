@@ -337,7 +337,8 @@ class SetupEngine:
             tests: list[TestResult] = []
             hung = None
             for command in render(plan, apt=self.apt)[1]:
-                result = sandbox.exec(command, env=env, timeout=self.options.test_timeout_s,
+                result = sandbox.exec(command, env={**env, "PYTHONFAULTHANDLER": "1"},
+                                      timeout=self.options.test_timeout_s,
                                       stall_timeout=self.options.stall_timeout_s)
                 parsed = parse_test_output(result.output, plan.runner)
                 iteration.commands.append(_command_run("test", result, len(parsed)))

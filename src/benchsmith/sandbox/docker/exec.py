@@ -37,6 +37,8 @@ if [ "$7" -gt 0 ]; then
       if [ "$now" != "$last" ]; then last=$now; idle=0; else idle=$((idle + 1)); fi
       if [ "$idle" -ge "$7" ]; then
         : > "$1.stalled"; sid=$(cat "$1")
+        # SIGABRT first: Python with PYTHONFAULTHANDLER=1 prints where it was stuck
+        pkill -ABRT -s "$sid"; sleep 2
         pkill -KILL -s "$sid"; kill -KILL -- "-$sid"; break
       fi
     done ) >/dev/null 2>&1 &
