@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core import BenchsmithError
-from benchsmith.mining.git_miner import _issue_refs, mine_git
+from benchsmith.mining.git_miner import _issue_links, mine_git
 from tests.conftest import RepoBuilder
 
 REPO = "acme/proj"
@@ -117,11 +117,11 @@ def mine(source: str, **kwargs: object) -> tuple[list, dict[int, str]]:
 def test_mines_merge_and_squash_prs_newest_first(make_repo: Callable[..., RepoBuilder]) -> None:
     shas = build_project(make_repo)
     prs, skipped = mine(shas["path"])
-    # In git mode a plain reference is enough ("See #17"), as long as #17 is not a PR itself.
-    assert [pr.number for pr in prs] == [24, 12, 18, 3]
-    assert prs[2].issue_numbers == [17]
-    assert skipped == {14: "no test change", 16: "only test changes", 20: "not merged"}
-    pr3 = prs[3]
+    # Only a closing keyword links an issue: "See #17" (PR 18) does not.
+    assert [pr.number for pr in prs] == [24, 12, 3]
+    assert skipped == {14: "no test change", 16: "only test changes", 18: "no issue reference",
+                       20: "not merged"}
+    pr3 = prs[2]
     assert (pr3.base_commit, pr3.merge_commit, pr3.head_commit) == (
         shas["pr3_base"], shas["pr3_merge"], shas["pr3_head"])
     assert "src/proj/parse.py" in pr3.patch and "tests/" not in pr3.patch
@@ -153,12 +153,12 @@ def test_squash_commit_is_a_pr_with_commit_problem(make_repo: Callable[..., Repo
 def test_problem_statement_and_hints_from_issues_file(make_repo: Callable[..., RepoBuilder],
                                                       tmp_path: Path) -> None:
     shas = build_project(make_repo)
-    prs, _ = mine(shas["path"], issues_file=issues_jsonl(tmp_path))
+    prs, skipped = mine(shas["path"], issues_file=issues_jsonl(tmp_path))
     pr3 = next(pr for pr in prs if pr.number == 3)
     assert pr3.problem_source == "issue"
     assert pr3.problem_statement == "Empty input crashes\nparse('') fails\n"
     assert pr3.hints_text == "Seen it too"  # the later comment is after the PR's first commit
-    assert next(pr for pr in prs if pr.number == 12).problem_source == "commit"
+    assert skipped[12] == "issue #7 is not in the issues file"  # the file is the authority
 
 
 def test_max_prs_caps_valid_prs(make_repo: Callable[..., RepoBuilder]) -> None:
@@ -182,11 +182,11 @@ def test_bare_mirror_and_working_clone(make_repo: Callable[..., RepoBuilder], tm
     shas = build_project(make_repo)
     run_git(tmp_path, "clone", "-q", "--mirror", shas["path"], "bare.git")
     prs, skipped = mine(str(tmp_path / "bare.git"))
-    assert [pr.number for pr in prs] == [24, 12, 18, 3] and skipped[20] == "not merged"
+    assert [pr.number for pr in prs] == [24, 12, 3] and skipped[20] == "not merged"
     # A working clone on a feature branch still mines the default branch (origin/HEAD).
     run_git(tmp_path, "clone", "-q", shas["path"], "work")
     run_git(tmp_path / "work", "checkout", "-q", "-b", "feature", f"{shas['pr3_base']}")
-    assert [pr.number for pr in mine(str(tmp_path / "work"))[0]] == [24, 12, 18, 3]
+    assert [pr.number for pr in mine(str(tmp_path / "work"))[0]] == [24, 12, 3]
 
 
 def test_pr_merged_by_a_plain_branch_merge_is_found_through_its_ref(
@@ -233,8 +233,33 @@ def test_root_commit_candidate_and_not_a_repository(make_repo: Callable[..., Rep
 def test_closing_keywords() -> None:
     text = ("Fixes #1, #2 and #3. closes acme/proj#4, resolved: https://github.com/acme/proj/issues/5\n"
             "fix other/repo#6; prefixes #7; see #8; Fixed #10 (#10)")
-    assert _issue_refs([text], REPO, own_number=10) == [1, 2, 3, 4, 5]
-    assert _issue_refs(["FIXES ACME/PROJ#11\n#12 is related", "Fix #13 & #14"], REPO, 0) == [11, 13, 14]
+    assert [n for n, _ in _issue_links([text], REPO, own_number=10)] == [1, 2, 3, 4, 5]
+    links = _issue_links(["FIXES ACME/PROJ#11\n#12 is related", "Fix #13 & #14"], REPO, 0)
+    assert links == [(11, "FIXES ACME/PROJ#11"), (13, "Fix #13 & #14"), (14, "Fix #13 & #14")]
+
+
+def test_references_inside_code_or_commands_link_nothing() -> None:
+    message = ("Send CAN frames with the right ID (#40)\n\n"
+               "Reproduce with:\n\n    cansend vcan0 00012332#12\n"
+               "$ fix #5 && cansend vcan0 1#12345678\n"
+               "The log says `fixes #6`.\n\n```\nfixes #7\n```\n")
+    assert _issue_links([message], REPO, own_number=40) == []
+    assert _issue_links([message + "\nFixes #3"], REPO, own_number=40) == [(3, "Fixes #3")]
+
+
+def test_with_an_issues_file_the_issue_must_be_there_and_older(
+        make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    shas = build_project(make_repo)
+    issues = tmp_path / "issues.jsonl"
+    issues.write_text(json.dumps({"number": 2, "title": "Empty input", "body": "crash",
+                                  "created_at": "2023-01-01T00:00:00Z"}) + "\n"
+                      + json.dumps({"number": 7, "title": "Parsing", "body": "wrong",
+                                    "created_at": "2023-12-01T00:00:00Z"}) + "\n")
+    prs, skipped = mine(shas["path"], issues_file=issues)
+    assert [pr.number for pr in prs] == [3]
+    assert prs[0].issue_link.startswith("#2: ")
+    assert skipped[12] == "issue #7 was opened after the PR"
+    assert skipped[24] == "issue #23 is not in the issues file"
 
 
 def _blob(text: str) -> str:
@@ -252,7 +277,7 @@ def test_scans_5000_commits_in_seconds(tmp_path: Path) -> None:
                       + _blob(f"side {n}") + f"from :{2 * n - 1}\n" + files)
         message = f"Merge pull request #{n} from f/b{n}\n\nChange {n}"
         stream.append(f"commit refs/heads/main\nmark :{2 * n + 1}\ncommitter F <f@x> {stamp + 50} +0000\n"
-                      + _blob(message + (" fixes #9" if n % 500 == 0 else ""))
+                      + _blob(message + (" fixes #9999" if n % 500 == 0 else ""))
                       + f"from :{2 * n - 1}\nmerge :{2 * n}\n" + files)
     repo = tmp_path / "big"
     run_git(tmp_path, "init", "-q", "-b", "main", "big")
@@ -263,10 +288,3 @@ def test_scans_5000_commits_in_seconds(tmp_path: Path) -> None:
     assert [pr.number for pr in prs] == [2500, 2000, 1500, 1000, 500]
     assert len(skipped) == 2495 and set(skipped.values()) == {"no issue reference"}
     assert elapsed < 10, f"mining 5001 commits took {elapsed:.1f}s"
-
-
-def test_plain_references_skip_pull_request_numbers() -> None:
-    from benchsmith.mining.git_miner import _plain_refs
-
-    texts = ["Tidy up (#30)\n\nSee #17 and #25; follow-up to #29", "https://github.com/acme/proj/issues/8"]
-    assert _plain_refs(texts, REPO, own_number=30, known_prs={25, 29}) == [17, 8]

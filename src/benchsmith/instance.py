@@ -69,6 +69,7 @@ class TaskInstance(BaseModel):
     FAIL_TO_FAIL: list[str] = Field(default_factory=list)  # fail with the gold fix too
     PASS_TO_FAIL: list[str] = Field(default_factory=list)
     issue_numbers: list[int] = Field(default_factory=list)
+    issue_link: str = ""  # the text that linked the issues and the rule (mined instances)
     problem_source: str = "issue"
     instance_s: float = 0.0  # marginal time of this instance (environment known)
     tests_s: float = 0.0  # of which: test runs

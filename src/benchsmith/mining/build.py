@@ -155,6 +155,7 @@ class InstanceBuilder:
             python=plan.python, exclude_newer=plan.exclude_newer, runner=plan.runner,
             flaky=behaviour.flaky, FAIL_TO_FAIL=behaviour.FAIL_TO_FAIL,
             PASS_TO_FAIL=behaviour.PASS_TO_FAIL, issue_numbers=pr.issue_numbers,
+            issue_link=pr.issue_link,
             problem_source=pr.problem_source, tests_s=behaviour.tests_s,
             provenance=self._provenance(),
         )

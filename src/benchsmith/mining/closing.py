@@ -25,21 +25,41 @@ def _compile() -> tuple[re.Pattern[str], re.Pattern[str]]:
 _CLAUSE, _ONE_REF = _compile()
 
 
+# Text that is code, not prose: fenced blocks, inline spans, indented blocks, shell/REPL lines.
+_FENCED = re.compile(r"^ {0,3}(```|~~~).*?(?:^ {0,3}\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+_SPAN = re.compile(r"`[^`\n]+`")
+_CODE_LINE = re.compile(r"^(?: {4,}|\t|\s*(?:\$|>>>|\.\.\.|%|#!) ).*$", re.MULTILINE)
+
+
+def prose(text: str) -> str:
+    """`text` without code blocks, code spans and command lines (blanked, so offsets stay)."""
+    def blank(match: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", match.group(0))
+
+    for pattern in (_FENCED, _SPAN, _CODE_LINE):
+        text = pattern.sub(blank, text)
+    return text
+
+
+def closing_links(text: str, repo: str) -> list[tuple[int, str]]:
+    """(issue number, the clause that closes it) for each issue of `repo` that `text` closes
+    by keyword, outside code; in order of first mention."""
+    found: dict[int, str] = {}
+    for clause in _CLAUSE.finditer(prose(text or "")):
+        for ref in _ONE_REF.finditer(clause.group(1)):
+            other = ref.group("url_repo") or ref.group("repo")
+            if other is not None and other.lower() != repo.lower():
+                continue
+            found.setdefault(int(ref.group("url_num") or ref.group("num")), clause.group(0).strip())
+    return list(found.items())
+
+
 def resolved_issues(text: str, repo: str) -> list[int]:
     """Issue numbers of `repo` ("owner/name") that `text` closes, in order of first mention.
 
     Recognises ``fixes #1``, ``Closes: owner/name#2``, ``resolved
     https://github.com/owner/name/issues/3`` and lists after one keyword
-    (``fixes #1, #2 and #3``). References to other repositories and plain
-    mentions without a keyword are ignored.
+    (``fixes #1, #2 and #3``). References to other repositories, plain mentions without a
+    keyword, and anything inside code (blocks, spans, command lines) are ignored.
     """
-    found: list[int] = []
-    for clause in _CLAUSE.finditer(text or ""):
-        for ref in _ONE_REF.finditer(clause.group(1)):
-            other = ref.group("url_repo") or ref.group("repo")
-            if other is not None and other.lower() != repo.lower():
-                continue
-            number = int(ref.group("url_num") or ref.group("num"))
-            if number not in found:
-                found.append(number)
-    return found
+    return [number for number, _ in closing_links(text, repo)]

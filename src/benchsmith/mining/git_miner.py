@@ -20,17 +20,13 @@ from typing import Literal
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import git, resolve
 from benchsmith.harness.patches import file_diffs, split_patch
+from benchsmith.mining.closing import closing_links
 from benchsmith.mining.models import PullRequest
 from benchsmith.sandbox.tools import git_binary
 
 _MERGE_SUBJECT = re.compile(r"^Merge pull request #(\d+) from ")
 _SQUASH_SUBJECT = re.compile(r"\(#(\d+)\)\s*$")
 _PULL_REF = re.compile(r"^refs/pull/(\d+)/(head|merge)$")
-_KEYWORD = r"(?<![\w-])(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s*"
-_REF = r"(?:https?://github\.com/[\w.-]+/[\w.-]+/issues/\d+|(?:[\w.-]+/[\w.-]+)?#\d+)\b"
-_CLOSING = re.compile(rf"{_KEYWORD}({_REF}(?:(?:[ \t]*[,&][ \t]*|,?[ \t]+and[ \t]+|[ \t]+){_REF})*)",
-                      re.IGNORECASE)
-_ONE_REF = re.compile(r"(?:https?://github\.com/(?P<url>[\w.-]+/[\w.-]+)/issues/|(?P<slug>[\w.-]+/[\w.-]+)?#)(?P<num>\d+)")
 # Read-only and independent of the user's config: plain a/ b/ prefixes, unquoted UTF-8 paths.
 _CONFIG = ("-c", "core.quotepath=false", "-c", "log.showSignature=false", "-c", "diff.noprefix=false")
 _LOG_FORMAT = "--format=%H%x1f%P%x1f%aI%x1f%cI%x1f%B"
@@ -167,18 +163,15 @@ def _candidates(history: _History, pulls: dict[int, dict[str, str]], skip: OnSki
         skip(number, "not merged")
 
 
-def _issue_refs(texts: list[str], repo: str, own_number: int) -> list[int]:
-    """Issues closed by keyword ("fixes #1, #2", "closes owner/repo#3", issue URLs) in `texts`."""
-    numbers: list[int] = []
+def _issue_links(texts: list[str], repo: str, own_number: int) -> list[tuple[int, str]]:
+    """(issue, the clause that closes it) across `texts`: a closing keyword and a reference,
+    outside code (:func:`benchsmith.mining.closing.closing_links`); never the PR itself."""
+    links: dict[int, str] = {}
     for text in texts:
-        for group in _CLOSING.finditer(text):
-            for ref in _ONE_REF.finditer(group.group(1)):
-                slug = ref.group("url") or ref.group("slug")
-                number = int(ref.group("num"))
-                if (slug is None or slug.lower() == repo.lower()) and number != own_number \
-                        and number not in numbers:
-                    numbers.append(number)
-    return numbers
+        for number, clause in closing_links(text, repo):
+            if number != own_number:
+                links.setdefault(number, clause)
+    return list(links.items())
 
 
 def _load_issues(path: Path) -> dict[int, dict]:
@@ -232,23 +225,6 @@ def _locate(git_dir: str, history: _History, candidate: _Candidate
     return base, head, _log(git_dir, f"{base}..{head}")
 
 
-def _plain_refs(texts: list[str], repo: str, own_number: int, known_prs: set[int]) -> list[int]:
-    """Issue numbers mentioned without a closing keyword (git mode: a reference is enough).
-
-    Numbers that are pull requests of this repository (merges, squashes, refs/pull) are not
-    issues and do not count.
-    """
-    numbers: list[int] = []
-    for text in texts:
-        for ref in _ONE_REF.finditer(text):
-            slug = ref.group("url") or ref.group("slug")
-            number = int(ref.group("num"))
-            if (slug is None or slug.lower() == repo.lower()) and number != own_number \
-                    and number not in known_prs and number not in numbers:
-                numbers.append(number)
-    return numbers
-
-
 def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _Candidate,
            issues: dict[int, dict], known_prs: set[int]) -> PullRequest | str:
     """The PullRequest for `candidate`, or the reason it is skipped."""
@@ -260,9 +236,9 @@ def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _
     texts = [c.message for c in own]
     if candidate.kind != "ref":
         texts.insert(0, landing.message)
-    issue_numbers = _issue_refs(texts, repo, candidate.number) or _plain_refs(
-        texts, repo, candidate.number, known_prs)
-    if not issue_numbers:
+    links = [(n, clause) for n, clause in _issue_links(texts, repo, candidate.number)
+             if n not in known_prs]
+    if not links:
         return "no issue reference"
     raw = _git_bytes(git_dir, "diff", "--no-color", "--no-ext-diff", "--no-textconv",
                      "--src-prefix=a/", "--dst-prefix=b/", base, target)
@@ -281,6 +257,15 @@ def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _
     if not patch:
         return "only test changes"
     created_at = min((c.author_date for c in own), key=_instant, default=landing.author_date)
+    if issues:  # with an issues file, a linked issue must be in it and older than the PR
+        unknown = [n for n, _ in links if n not in issues]
+        newer = [n for n, _ in links if n in issues and issues[n].get("created_at")
+                 and _instant(issues[n]["created_at"]) >= _instant(created_at)]
+        links = [(n, clause) for n, clause in links if n not in unknown and n not in newer]
+        if not links:
+            return (f"issue #{unknown[0]} is not in the issues file" if unknown
+                    else f"issue #{newer[0]} was opened after the PR")
+    issue_numbers = [n for n, _ in links]
     head = candidate.head if candidate.kind != "merge" else landing.parents[1]
     # A PR known only by its ref has no text of its own: its head commit stands in.
     title, body = _title_body((history.commits[target] if candidate.kind == "ref" else landing).message)
@@ -299,6 +284,7 @@ def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _
         repo=repo, number=candidate.number, title=title, body=body, base_commit=base,
         merge_commit=landing.sha, head_commit=head, created_at=created_at,
         merged_at=landing.commit_date, issue_numbers=issue_numbers,
+        issue_link="; ".join(f"#{n}: {clause!r} (closing keyword)" for n, clause in links),
         problem_statement=statement, problem_source=problem_source, hints_text=hints,
         patch=patch, test_patch=test_patch, origin="git", source=source,
     )

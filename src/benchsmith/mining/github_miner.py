@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.patches import is_test_path, split_patch, touched_files
-from benchsmith.mining.closing import resolved_issues
+from benchsmith.mining.closing import closing_links
 from benchsmith.mining.github_client import DIFF, GitHubClient, GitHubError, GitHubNotFound
 from benchsmith.mining.models import PullRequest
 
@@ -80,9 +80,12 @@ def _mine_one(client: GitHubClient, repo: str, pr: dict[str, Any]) -> PullReques
     commits = list(client.paginate(f"/repos/{repo}/pulls/{number}/commits", {"per_page": 100}))
     texts = [pr.get("title") or "", pr.get("body") or ""]
     texts += [c["commit"]["message"] or "" for c in commits]
-    refs: list[int] = []
+    clauses: dict[int, str] = {}
     for text in texts:
-        refs += [n for n in resolved_issues(text, repo) if n not in refs and n != number]
+        for ref, clause in closing_links(text, repo):
+            if ref != number:
+                clauses.setdefault(ref, clause)
+    refs = list(clauses)
     if not refs:
         return "no issue reference"
     issues, pull_refs = [], 0
@@ -131,6 +134,8 @@ def _mine_one(client: GitHubClient, repo: str, pr: dict[str, Any]) -> PullReques
         created_at=pr["created_at"],
         merged_at=pr.get("merged_at"),
         issue_numbers=[int(issue["number"]) for issue in issues],
+        issue_link="; ".join(f"#{issue['number']}: {clauses.get(int(issue['number']), '')!r} "
+                             "(closing keyword)" for issue in issues),
         problem_statement="".join(
             f"{issue.get('title') or ''}\n{issue.get('body') or ''}\n" for issue in issues
         ),

@@ -20,6 +20,7 @@ class PullRequest(BaseModel):
     created_at: str  # ISO 8601 creation time of the PR (or of the commit in git mode)
     merged_at: str | None = None
     issue_numbers: list[int] = Field(default_factory=list)
+    issue_link: str = ""  # which text linked the issues, and by which rule
     problem_statement: str = ""
     problem_source: Literal["issue", "pr", "commit"] = "issue"
     hints_text: str = ""
