@@ -425,3 +425,20 @@ def test_the_projects_own_dev_version_allows_prereleases_and_is_never_relaxed() 
     assert "--prerelease allow" in render_install(fixed)[-1]
     # Asked again, nothing relaxes the project's own name to a date.
     assert RuleRepairer().repair(fixed, diagnosis, ctx) is None
+
+
+def test_a_build_hook_that_downloads_from_an_unreachable_host_is_named() -> None:
+    out = """Resolved 12 packages in 1.2s
+   Building demo @ file:///work/repo
+error: Failed to build `demo @ file:///work/repo`
+  cause: The build backend returned an error
+  cause: Call to `hatchling.build.build_editable` failed (exit status: 1)
+         [stdout]
+         Fetching assets: https://assets.example.invalid/theme/index.css
+         [stderr]
+         Failed to download https://assets.example.invalid/theme/index.css: <urlopen error [Errno -2] Name or service not known>
+         OSError: Need the theme to proceed.
+hint: Build failures usually indicate a problem with the package or the build environment"""
+    diagnosis = diagnose_install(failed(out), [])
+    assert diagnosis.kind == "build_needs_network", diagnosis
+    assert "https://assets.example.invalid/theme/index.css" in diagnosis.reason

@@ -15,6 +15,11 @@ _NETWORK = re.compile(
     r"certificate verify failed|invalid peer certificate|UnknownIssuer)",
     re.IGNORECASE,
 )
+# The project's own build fetched a URL and name resolution or the connection failed.
+_BUILD_FETCH = re.compile(
+    r"(?P<url>https?://[^\s'\"<>]*[^\s'\"<>:,])[^\n]*?(?:Name or service not known|"
+    r"Temporary failure in name resolution|urlopen error|Network is unreachable|"
+    r"Connection refused|Max retries exceeded)")
 # A fetch that failed for a URL that is not a package index: a VCS or archive requirement.
 _DIRECT_URL = re.compile(
     r"Failed to (?:fetch|download|clone)[^`\n]*?`?(?:[\w.\[\],-]+ @ )?"
@@ -161,6 +166,12 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
             return Diagnosis(category="python", kind="dependency_build_failed",
                              reason=f"dependency {name} does not build on this Python",
                              facts={"package": [name]}, evidence=_tail(out))
+        if own and (fetch := _BUILD_FETCH.search(out)):
+            # a build hook that downloads assets from a host the sandbox cannot reach
+            return Diagnosis(category="installation", kind="build_needs_network",
+                             reason=f"building the project downloads {fetch['url']}, and that "
+                                    "host cannot be reached from the sandbox",
+                             facts={"urls": [fetch["url"]]}, evidence=_line_with(out, fetch))
         return Diagnosis(category="installation", kind="project_build_failed",
                          reason=f"building the project failed: {_tail(out, 1)[:200]}",
                          evidence=_tail(out, 25))
