@@ -120,3 +120,32 @@ def test_a_kill_between_instance_and_log_line_neither_loses_nor_duplicates(make_
         handle.write('{"instance_id": "fixture__calc-9", "rep')  # and a half-written line
     assert InstanceBuilder(engine).build([pr_from(repo, 2, base, fix)], out, log) == []
     assert [json.loads(line)["instance_id"] for line in out.read_text().splitlines()] == ["fixture__calc-2"]
+
+
+def test_the_funnel_adds_up_to_a_recount_of_the_outcome_log(tmp_path: Path) -> None:
+    from benchsmith.harness.jsonl import JsonlWriter
+    from benchsmith.mining.build import read_outcomes
+    from benchsmith.mining.funnel import build_funnel
+    from benchsmith.mining.models import Outcome
+
+    prs = [PullRequest(repo=f"o/r{n % 2}", number=n, base_commit="b", created_at="2023-01-01",
+                       patch="p", test_patch="t") for n in range(1, 9)]
+    stages = ["valid", "valid", "no_fail_to_pass", "setup_failed", "error", "error", "limit"]
+    log = tmp_path / "build.log.jsonl"
+    writer = JsonlWriter(log)
+    writer.write(Outcome(instance_id="o__r1-1", repo="o/r1", stage="error", reason="first try"))
+    for n, stage in enumerate(stages, start=1):  # PR 8 has no outcome: never tried
+        writer.write(Outcome(instance_id=f"o__r{n % 2}-{n}", repo=f"o/r{n % 2}", stage=stage,
+                             reason="no available Python" if stage == "error" else ""))
+    outcomes = read_outcomes(log)  # the last line of a PR wins
+    funnel = build_funnel(prs, outcomes)
+    recount: dict[str, int] = {}
+    for outcome in outcomes:
+        recount[outcome.stage] = recount.get(outcome.stage, 0) + 1
+    assert funnel.terminal == {"not tried": 1, **{s: recount.get(s, 0) for s in
+                               ("limit", "setup_failed", "error", "no_fail_to_pass", "valid")}}
+    assert sum(funnel.terminal.values()) == funnel.pr_stages["valid PRs"] == 8
+    # errors are never "setup succeeds": only the PRs whose tests ran are
+    assert funnel.pr_stages == {"valid PRs": 8, "setup succeeds": 3, "valid instances": 2}
+    assert funnel.error_reasons == {"no available Python": 2}
+    assert sum(row.errors for row in funnel.rows) == 2

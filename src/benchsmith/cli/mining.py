@@ -140,12 +140,16 @@ def build(
         table.add_row(f"repositories: {stage}", "-" if count is None else str(count))
     for stage, count in funnel.pr_stages.items():
         table.add_row(f"PRs: {stage}", str(count))
+    for stage, count in funnel.terminal.items():
+        table.add_row(f"PRs ending at: {stage}", str(count))
     out.print(table)
+    for reason, count in list(funnel.error_reasons.items())[:5]:
+        out.print(f"error ({count}): {reason}", highlight=False, soft_wrap=True)
     per = Table(title="per repository")
-    for column in ("repository", "valid PRs", "setup ok", "instances", "not kept"):
+    for column in ("repository", "valid PRs", "setup ok", "errors", "instances", "not kept"):
         per.add_column(column)
     for row in funnel.rows:
-        per.add_row(row.repo, str(row.valid_prs), str(row.setup_ok), str(row.instances),
+        per.add_row(row.repo, str(row.valid_prs), str(row.setup_ok), str(row.errors), str(row.instances),
                     ", ".join(f"{k} {v}" for k, v in sorted(row.reasons.items())))
     out.print(per)
 

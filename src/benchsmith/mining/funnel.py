@@ -16,6 +16,9 @@ from benchsmith.mining.models import Outcome, PullRequest
 
 REPO_STAGES = ("projects", "repo found", "permissive licence", "has valid PR", "setup succeeds")
 PR_STAGES = ("valid PRs", "setup succeeds", "valid instances")
+# Where each PR ends: exactly one of these (a PR with no outcome yet was never tried).
+TERMINAL = ("not tried", "limit", "setup_failed", "error", "no_fail_to_pass", "valid")
+_SET_UP = {"no_fail_to_pass", "valid"}  # the environment ran the PR's tests
 
 
 class FunnelRow(BaseModel):
@@ -23,7 +26,8 @@ class FunnelRow(BaseModel):
 
     repo: str
     valid_prs: int = 0
-    setup_ok: int = 0
+    setup_ok: int = 0  # the environment ran the PR's tests (no_fail_to_pass or valid)
+    errors: int = 0  # failed for another reason: never counted as set up
     instances: int = 0
     reasons: dict[str, int] = Field(default_factory=dict)
 
@@ -33,6 +37,8 @@ class Funnel(BaseModel):
 
     repo_stages: dict[str, int | None]
     pr_stages: dict[str, int]
+    terminal: dict[str, int] = Field(default_factory=dict)  # PRs per final stage; sums to valid PRs
+    error_reasons: dict[str, int] = Field(default_factory=dict)
     rows: list[FunnelRow]
 
 
@@ -45,14 +51,18 @@ def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
     for pr in prs:
         rows.setdefault(pr.repo, FunnelRow(repo=pr.repo)).valid_prs += 1
     reasons: dict[str, Counter[str]] = defaultdict(Counter)
+    terminal: Counter[str] = Counter()
+    error_reasons: Counter[str] = Counter()
     for outcome in outcomes:
         row = rows.setdefault(outcome.repo, FunnelRow(repo=outcome.repo))
         stage = outcome.stage
-        if stage != "setup_failed":
-            row.setup_ok += 1
-        if stage == "valid":
-            row.instances += 1
-        else:
+        terminal[stage] += 1
+        row.setup_ok += stage in _SET_UP
+        row.instances += stage == "valid"
+        if stage == "error":
+            row.errors += 1
+            error_reasons[outcome.reason.splitlines()[0][:120] if outcome.reason else "unknown"] += 1
+        if stage != "valid":
             reasons[row.repo][stage] += 1
     for repo, counter in reasons.items():
         rows[repo].reasons = dict(counter)
@@ -69,5 +79,8 @@ def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
         "setup succeeds": sum(r.setup_ok for r in rows.values()),
         "valid instances": sum(r.instances for r in rows.values()),
     }
+    terminal["not tried"] = max(0, pr_stages["valid PRs"] - sum(terminal.values()))
     return Funnel(repo_stages=repo_stages, pr_stages=pr_stages,
+                  terminal={stage: terminal.get(stage, 0) for stage in TERMINAL},
+                  error_reasons=dict(error_reasons.most_common()),
                   rows=sorted(rows.values(), key=lambda r: (-r.instances, r.repo)))
