@@ -41,9 +41,10 @@ def pr_from(repo, number: int, base: str, merged: str, **fields) -> PullRequest:
     from benchsmith.harness.patches import split_patch
 
     patch, test_patch = split_patch(diff(repo.path, base, merged))
+    fields.setdefault("problem_statement", f"Issue for #{number}")
     return PullRequest(repo="fixture/calc", number=number, base_commit=base, merge_commit=merged,
                        created_at="2023-05-15T10:00:00+00:00", patch=patch, test_patch=test_patch,
-                       problem_statement=f"Issue for #{number}", source=str(repo.path), **fields)
+                       source=str(repo.path), **fields)
 
 
 def test_build_keeps_fail_to_pass_instances_and_reuses_the_environment(make_repo, tmp_path: Path) -> None:
@@ -143,9 +144,64 @@ def test_the_funnel_adds_up_to_a_recount_of_the_outcome_log(tmp_path: Path) -> N
     for outcome in outcomes:
         recount[outcome.stage] = recount.get(outcome.stage, 0) + 1
     assert funnel.terminal == {"not tried": 1, **{s: recount.get(s, 0) for s in
-                               ("limit", "setup_failed", "error", "no_fail_to_pass", "valid")}}
+                               ("limit", "setup_failed", "error", "no_fail_to_pass",
+                                "low_quality", "valid")}}
     assert sum(funnel.terminal.values()) == funnel.pr_stages["valid PRs"] == 8
     # errors are never "setup succeeds": only the PRs whose tests ran are
     assert funnel.pr_stages == {"valid PRs": 8, "setup succeeds": 3, "valid instances": 2}
     assert funnel.error_reasons == {"no available Python": 2}
     assert sum(row.errors for row in funnel.rows) == 2
+
+
+WORDS = "def split_words(text):\n    return text.split()\n"
+WORDS_TESTS = "from calc.words import split_words\n\n\ndef test_split_words():\n    assert split_words('a b') == ['a', 'b']\n"
+
+
+def test_quality_flags_drop_leaking_statements_and_flag_import_error_f2p(make_repo, tmp_path: Path) -> None:
+    repo, base, _ = bug_and_fix(make_repo)
+    run = subprocess.run
+    run(["git", "checkout", "-q", base], cwd=repo.path, check=True)
+    added = repo.commit({"src/calc/words.py": WORDS, "tests/test_words.py": WORDS_TESTS},
+                        "Words (#5)", date="2023-05-17T12:00:00+00:00")
+    honest = ("Callers keep writing their own loops to cut a sentence into its words, and each "
+              "of them handles repeated blanks differently; calc should offer this once.")
+    leaking = "Add split_words to calc.words, it should return text.split() for the caller."
+    prs = [pr_from(repo, 5, base, added, issue_numbers=[4], problem_statement=honest),
+           pr_from(repo, 6, base, added, issue_numbers=[7], problem_statement=leaking),
+           pr_from(repo, 8, base, added, issue_numbers=[9],
+                   problem_statement="https://example.org/tracker/issue/9")]
+    engine = SetupEngine(SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
+                                      refdb=str(tmp_path / "ref.sqlite")))
+    out, log = tmp_path / "instances.jsonl", tmp_path / "build-log.jsonl"
+    outcomes = {o.instance_id: o for o in InstanceBuilder(engine).build(prs, out, log)}
+    assert outcomes["fixture__calc-5"].stage == "valid"
+    assert set(outcomes["fixture__calc-5"].flags) == {"f2p_by_collection_error"}
+    assert outcomes["fixture__calc-6"].stage == "low_quality"
+    assert "solution_leak: split_words" in outcomes["fixture__calc-6"].reason
+    assert outcomes["fixture__calc-8"].stage == "low_quality"
+    assert outcomes["fixture__calc-8"].reason.startswith("statement_is_link")
+    [instance] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert instance["quality_flags"]["f2p_by_collection_error"].startswith("1 test(s)")
+
+    from benchsmith.mining.build import read_outcomes
+    from benchsmith.mining.funnel import build_funnel
+
+    funnel = build_funnel(prs, read_outcomes(log))
+    assert funnel.flags == {"f2p_by_collection_error": 3, "solution_leak": 1, "statement_is_link": 1}
+    assert funnel.terminal["low_quality"] == 2 and funnel.terminal["valid"] == 1
+
+
+def test_quality_flag_rules() -> None:
+    from benchsmith.core import TestStatus
+    from benchsmith.mining.quality import dropped, leaked, quality_flags
+
+    patch = ("--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,3 @@\n def parse(text):\n"
+             "-    return text\n+    check_imaginary = True  # new\n+    return text.strip()\n")
+    assert leaked("added check_imaginary parameter to the function", patch) == ["check_imaginary"]
+    assert leaked("parse() keeps the text as it is", patch) == []  # parse exists already
+    flags = quality_flags("Fixes it", "pr", patch, [f"t.py::test_{n}" for n in range(25)],
+                          {"t.py": TestStatus.ERROR})
+    assert set(flags) == {"statement_too_short", "statement_from_pr", "f2p_by_collection_error",
+                          "f2p_many"}
+    assert dropped(flags, "default") == [] and dropped(flags, "off") == []
+    assert dropped(flags, "strict") == sorted(flags)

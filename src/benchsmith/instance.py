@@ -70,6 +70,7 @@ class TaskInstance(BaseModel):
     PASS_TO_FAIL: list[str] = Field(default_factory=list)
     issue_numbers: list[int] = Field(default_factory=list)
     issue_link: str = ""  # the text that linked the issues and the rule (mined instances)
+    quality_flags: dict[str, str] = Field(default_factory=dict)  # flag -> what triggered it
     problem_source: str = "issue"
     instance_s: float = 0.0  # marginal time of this instance (environment known)
     tests_s: float = 0.0  # of which: test runs

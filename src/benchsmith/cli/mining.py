@@ -103,6 +103,7 @@ def build(
     prs_file: Annotated[Path, typer.Argument(help="prs.jsonl from `benchsmith mine`.")],
     out_path: Annotated[Path, typer.Option("--out", help="instances.jsonl (SWE-bench format + benchsmith fields).")] = Path("instances.jsonl"),
     per_repo: Annotated[int | None, typer.Option("--per-repo", min=1, help="Valid instances per repository at most.")] = None,
+    quality: Annotated[str, typer.Option("--quality", help="strict: drop every flagged instance; default: drop link-only and solution-leaking statements, flag the rest; off: keep all.")] = "default",
     runs: Annotated[int, typer.Option("--runs", min=1, help="Runs before and after the fix (flaky tests are dropped).")] = 2,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Repositories built in parallel.")] = 1,
     candidates_report: Annotated[Path | None, typer.Option("--candidates-report", help="repos.txt.report.json for the first funnel rows.")] = None,
@@ -125,7 +126,10 @@ def build(
             fail(f"cannot read candidates report {candidates_report}: {exc}")
     engine = SetupEngine(options)
     log_path = out_path.with_suffix(".log.jsonl")
-    builder = InstanceBuilder(engine, per_repo=per_repo, runs=runs, progress=say)
+    if quality not in ("strict", "default", "off"):
+        fail(f"--quality must be strict, default or off, not {quality!r}")
+    builder = InstanceBuilder(engine, per_repo=per_repo, runs=runs, progress=say,
+                              quality=quality)  # type: ignore[arg-type]
     try:
         builder.build(prs, out_path, log_path, jobs=jobs)
     except KeyboardInterrupt:
@@ -143,6 +147,8 @@ def build(
     for stage, count in funnel.terminal.items():
         table.add_row(f"PRs ending at: {stage}", str(count))
     out.print(table)
+    for flag, count in funnel.flags.items():
+        out.print(f"quality flag {flag}: {count} instance(s)", highlight=False)
     for reason, count in list(funnel.error_reasons.items())[:5]:
         out.print(f"error ({count}): {reason}", highlight=False, soft_wrap=True)
     per = Table(title="per repository")

@@ -13,7 +13,9 @@ from benchsmith.harness.checkout import Checkout, git, resolve
 from benchsmith.harness.jsonl import JsonlWriter, records_by_key
 from benchsmith.harness.render import plan_spec, render_install, render_spec
 from benchsmith.instance import TaskInstance
+from benchsmith.harness.patches import touched_files
 from benchsmith.mining.models import Outcome, PullRequest
+from benchsmith.mining.quality import Policy, dropped, quality_flags
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.environments import (
     Environment,
@@ -44,10 +46,11 @@ class InstanceBuilder:
     """Builds instances repository by repository, newest PR first, reusing environments."""
 
     def __init__(self, engine: SetupEngine, per_repo: int | None = None, runs: int = 2,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None, quality: Policy = "default") -> None:
         self.engine = engine
         self.per_repo = per_repo
         self.runs = runs
+        self.quality = quality
         self.progress = progress or (lambda message: None)
 
     def build(self, prs: Iterable[PullRequest], out: Path, log: Path, jobs: int = 1) -> list[Outcome]:
@@ -135,11 +138,20 @@ class InstanceBuilder:
                            reason=f"{len(behaviour.PASS_TO_PASS)} PASS_TO_PASS, "
                                   f"{len(behaviour.FAIL_TO_FAIL)} FAIL_TO_FAIL",
                            setup_reused=reused), None, environment
+        before = behaviour.before[0].statuses if behaviour.before else {}
+        flags = quality_flags(pr.problem_statement, pr.problem_source, pr.patch,
+                              behaviour.FAIL_TO_PASS, before, _base_text(checkout, pr.patch))
+        if dropped_by := dropped(flags, self.quality):
+            return Outcome(instance_id=iid, repo=pr.repo, stage="low_quality", flags=flags,
+                           reason="; ".join(f"{f}: {flags[f]}" for f in dropped_by),
+                           setup_reused=reused), None, environment
         instance = self._instance(pr, checkout, plan, environment, behaviour)
+        instance.quality_flags = flags
         if environment.record.image:
             instance.image = instance_image(self.engine, environment.record, checkout)
         instance.instance_s = round(time.monotonic() - started, 2)
-        return Outcome(instance_id=iid, repo=pr.repo, stage="valid", setup_reused=reused), instance, environment
+        return (Outcome(instance_id=iid, repo=pr.repo, stage="valid", setup_reused=reused, flags=flags),
+                instance, environment)
 
     def _instance(self, pr: PullRequest, checkout: Checkout, plan: Plan,
                   environment: Environment, behaviour: Behaviour) -> TaskInstance:
@@ -164,6 +176,17 @@ class InstanceBuilder:
         provenance = self.engine.provenance()
         provenance.options.update(runs=self.runs, per_repo=self.per_repo)
         return provenance
+
+
+def _base_text(checkout: Checkout, patch: str) -> str:
+    """The base versions of the files `patch` changes (new files have none)."""
+    texts = []
+    for path in touched_files(patch):
+        try:
+            texts.append(git("show", f"{checkout.commit}:{path}", cwd=checkout.git_dir))
+        except BenchsmithError:
+            continue
+    return "\n".join(texts)
 
 
 def _done(log: Path) -> dict[str, dict[str, object]]:

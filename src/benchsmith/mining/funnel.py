@@ -17,8 +17,8 @@ from benchsmith.mining.models import Outcome, PullRequest
 REPO_STAGES = ("projects", "repo found", "permissive licence", "has valid PR", "setup succeeds")
 PR_STAGES = ("valid PRs", "setup succeeds", "valid instances")
 # Where each PR ends: exactly one of these (a PR with no outcome yet was never tried).
-TERMINAL = ("not tried", "limit", "setup_failed", "error", "no_fail_to_pass", "valid")
-_SET_UP = {"no_fail_to_pass", "valid"}  # the environment ran the PR's tests
+TERMINAL = ("not tried", "limit", "setup_failed", "error", "no_fail_to_pass", "low_quality", "valid")
+_SET_UP = {"no_fail_to_pass", "low_quality", "valid"}  # the environment ran the PR's tests
 
 
 class FunnelRow(BaseModel):
@@ -39,6 +39,7 @@ class Funnel(BaseModel):
     pr_stages: dict[str, int]
     terminal: dict[str, int] = Field(default_factory=dict)  # PRs per final stage; sums to valid PRs
     error_reasons: dict[str, int] = Field(default_factory=dict)
+    flags: dict[str, int] = Field(default_factory=dict)  # instances (kept or dropped) per quality flag
     rows: list[FunnelRow]
 
 
@@ -53,10 +54,12 @@ def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
     reasons: dict[str, Counter[str]] = defaultdict(Counter)
     terminal: Counter[str] = Counter()
     error_reasons: Counter[str] = Counter()
+    flags: Counter[str] = Counter()
     for outcome in outcomes:
         row = rows.setdefault(outcome.repo, FunnelRow(repo=outcome.repo))
         stage = outcome.stage
         terminal[stage] += 1
+        flags.update(outcome.flags.keys())
         row.setup_ok += stage in _SET_UP
         row.instances += stage == "valid"
         if stage == "error":
@@ -82,5 +85,5 @@ def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
     terminal["not tried"] = max(0, pr_stages["valid PRs"] - sum(terminal.values()))
     return Funnel(repo_stages=repo_stages, pr_stages=pr_stages,
                   terminal={stage: terminal.get(stage, 0) for stage in TERMINAL},
-                  error_reasons=dict(error_reasons.most_common()),
+                  error_reasons=dict(error_reasons.most_common()), flags=dict(sorted(flags.items())),
                   rows=sorted(rows.values(), key=lambda r: (-r.instances, r.repo)))

@@ -35,6 +35,7 @@ class Outcome(BaseModel):
 
     instance_id: str
     repo: str
-    stage: str  # "setup_failed", "no_fail_to_pass", "error", "valid", "limit"
+    stage: str  # "setup_failed", "no_fail_to_pass", "low_quality", "error", "valid", "limit"
     reason: str = ""
+    flags: dict[str, str] = Field(default_factory=dict)  # quality flags (mining/quality.py)
     setup_reused: bool = False
