@@ -11,9 +11,9 @@ from benchsmith.core import BenchsmithError, Plan, Provenance
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import Checkout, git, resolve
 from benchsmith.harness.jsonl import JsonlWriter, records_by_key
+from benchsmith.harness.patches import touched_files
 from benchsmith.harness.render import plan_spec, render_install, render_spec
 from benchsmith.instance import TaskInstance
-from benchsmith.harness.patches import touched_files
 from benchsmith.mining.models import Outcome, PullRequest
 from benchsmith.mining.quality import Policy, dropped, quality_flags
 from benchsmith.setup.engine import SetupEngine
