@@ -95,6 +95,7 @@ def export(
     from benchsmith.datasets.export import export_instance
     from benchsmith.evaluation.inputs import load_instances
     from benchsmith.harness.checkout import materialize, resolve, resolve_source
+    from benchsmith.sandbox.docker.images import RUN_HELPER, render_dockerfile
 
     try:
         loaded, problems = load_instances(instances)
@@ -117,7 +118,12 @@ def export(
                     checkout = resolve(resolve_source(instance.repo, mirrors), rev=instance.base_commit,
                                        repo=instance.repo)
                     repo_dir = materialize(checkout, Path(scratch) / "repo", portable=True)
-                target = export_instance(instance, out_dir, repo_dir)
+                if not instance.python:
+                    raise BenchsmithError(f"{instance.instance_id} has no Python version: prepare it first")
+                recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
+                                           instance.exclude_newer, instance.install)
+                target = export_instance(instance, out_dir, repo_dir, recipe,
+                                         {"benchsmith-run": RUN_HELPER})
             line = f"{instance.instance_id}: {target}"
             if build:
                 from benchsmith.sandbox.docker.images import build_image

@@ -63,35 +63,33 @@ def eval_script(instance: TaskInstance) -> str:
     return "\n".join(lines) + "\n"
 
 
-def dockerfile(instance: TaskInstance, with_repo: bool = True) -> str:
-    """The Dockerfile of the instance's environment, with its checkout at the base commit."""
-    from benchsmith.sandbox.docker.images import render_dockerfile
-
-    if not instance.python:
-        raise BenchsmithError(f"{instance.instance_id} has no Python version: prepare it first")
-    text = render_dockerfile(instance.repo, instance.base_commit, instance.python,
-                             instance.exclude_newer, instance.install)
+def dockerfile(instance: TaskInstance, recipe: str, with_repo: bool = True) -> str:
+    """The instance's environment recipe (a Dockerfile from the sandbox backend that builds
+    images) with its checkout at the base commit, copied in or, without `with_repo`, cloned."""
     if not with_repo:
         clone = (f"RUN git clone --quiet https://github.com/{instance.repo}.git {WORKDIR} && "
                  f"git -C {WORKDIR} checkout --quiet {instance.base_commit}")
-        text = text.replace(f"COPY repo {WORKDIR}", clone)
-    return text.replace("# dependencies pinned", f"# instance {instance.instance_id}; dependencies pinned")
+        recipe = recipe.replace(f"COPY repo {WORKDIR}", clone)
+    return recipe.replace("# dependencies pinned", f"# instance {instance.instance_id}; dependencies pinned")
 
 
-def export_instance(instance: TaskInstance, out: Path, repo_dir: Path | None) -> Path:
-    """Write DIR/<instance_id>/{Dockerfile, eval.sh, benchsmith-run, instance.json[, repo/]}."""
-    from benchsmith.sandbox.docker.images import RUN_HELPER
-
-    target = out / instance.instance_id
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "Dockerfile").write_text(dockerfile(instance, with_repo=repo_dir is not None))
-    (target / "eval.sh").write_text(eval_script(instance))
-    (target / "eval.sh").chmod(0o755)
-    (target / "benchsmith-run").write_text(RUN_HELPER)
-    (target / "benchsmith-run").chmod(0o755)
-    (target / "instance.json").write_text(json.dumps(instance.model_dump(mode="json"), indent=2))
+def export_instance(instance: TaskInstance, out: Path, repo_dir: Path | None, recipe: str,
+                    context_files: dict[str, str]) -> Path:
+    """Write DIR/<instance_id>/{Dockerfile, eval.sh, instance.json, repo/} and the build
+    context's helper files (`context_files`, name -> text, made executable)."""
     import shutil
 
+    if not instance.python:
+        raise BenchsmithError(f"{instance.instance_id} has no Python version: prepare it first")
+    target = out / instance.instance_id
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "Dockerfile").write_text(dockerfile(instance, recipe, with_repo=repo_dir is not None))
+    (target / "eval.sh").write_text(eval_script(instance))
+    (target / "eval.sh").chmod(0o755)
+    for name, text in context_files.items():
+        (target / name).write_text(text)
+        (target / name).chmod(0o755)
+    (target / "instance.json").write_text(json.dumps(instance.model_dump(mode="json"), indent=2))
     shutil.rmtree(target / "repo", ignore_errors=True)
     if repo_dir is not None:
         shutil.copytree(repo_dir, target / "repo", symlinks=True)

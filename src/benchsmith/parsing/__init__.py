@@ -74,19 +74,17 @@ def collecting_module(output: str) -> str | None:
     """The test module pytest was importing when a stalled run was stopped, relative to its
     rootdir; read from the traceback Python's fault handler prints on SIGABRT (sandboxes send
     one before they kill a stalled run). None without such a traceback, or for a conftest."""
-    from benchsmith.harness.patches import is_test_path
-
     root = _ROOTDIR.search(output)
     dump = output.rfind("Fatal Python error: Aborted")
     if root is None or dump < 0:
         return None
     prefix = root["root"].rstrip("/") + "/"
     modules = [frame["path"][len(prefix):] for frame in _MODULE_FRAME.finditer(output, dump)
-               if frame["path"].startswith(prefix)]
-    tests = [path for path in modules if is_test_path(path)]
-    if not tests or tests[-1].rsplit("/", 1)[-1] == "conftest.py":
+               if frame["path"].startswith(prefix) and "/site-packages/" not in frame["path"]]
+    # The outermost module of the checkout is the one pytest itself was importing.
+    if not modules or modules[-1].rsplit("/", 1)[-1] == "conftest.py":
         return None
-    return tests[-1]  # the outermost: the module pytest itself was collecting
+    return modules[-1]
 
 
 def network_failures(output: str, runner: str) -> set[str]:
