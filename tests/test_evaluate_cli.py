@@ -103,9 +103,10 @@ def test_report_needs_a_run_directory(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_run_where_everything_is_an_infrastructure_failure_exits_non_zero(tmp_path: Path) -> None:
     instances = tmp_path / "instances.jsonl"
+    patch = "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-A = 1\n+A = 2\n"
     instances.write_text(json.dumps({"instance_id": "a__b-1", "repo": "a/b", "base_commit": "0" * 40,
                                      "python": "3.11", "exclude_newer": "2023-06-01T00:00:00Z",
-                                     "test": ["pytest"]}) + "\n")
+                                     "patch": patch, "test": ["pytest"]}) + "\n")
     result = run_cli("evaluate", "--instances", str(instances), "--predictions", "gold",
                      "--source", f"a/b={tmp_path / 'no-such-clone'}", "--output-dir",
                      str(tmp_path / "runs"))
