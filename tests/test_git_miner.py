@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core import BenchsmithError
-from benchsmith.mining.git_miner import _issue_links, mine_git
+from benchsmith.mining.closing import closing_links_in
+from benchsmith.mining.git_miner import mine_git
 from tests.conftest import RepoBuilder
 
 REPO = "acme/proj"
@@ -233,9 +234,10 @@ def test_root_commit_candidate_and_not_a_repository(make_repo: Callable[..., Rep
 def test_closing_keywords() -> None:
     text = ("Fixes #1, #2 and #3. closes acme/proj#4, resolved: https://github.com/acme/proj/issues/5\n"
             "fix other/repo#6; prefixes #7; see #8; Fixed #10 (#10)")
-    assert [n for n, _ in _issue_links([text], REPO, own_number=10)] == [1, 2, 3, 4, 5]
-    links = _issue_links(["FIXES ACME/PROJ#11\n#12 is related", "Fix #13 & #14"], REPO, 0)
-    assert links == [(11, "FIXES ACME/PROJ#11"), (13, "Fix #13 & #14"), (14, "Fix #13 & #14")]
+    assert list(closing_links_in([text], REPO, own_number=10)) == [1, 2, 3, 4, 5]
+    links = closing_links_in(["FIXES ACME/PROJ#11\n#12 is related", "Fix #13 & #14"], REPO, 0)
+    assert list(links.items()) == [(11, "FIXES ACME/PROJ#11"), (13, "Fix #13 & #14"),
+                                   (14, "Fix #13 & #14")]
 
 
 def test_references_inside_code_or_commands_link_nothing() -> None:
@@ -243,8 +245,8 @@ def test_references_inside_code_or_commands_link_nothing() -> None:
                "Reproduce with:\n\n    cansend vcan0 00012332#12\n"
                "$ fix #5 && cansend vcan0 1#12345678\n"
                "The log says `fixes #6`.\n\n```\nfixes #7\n```\n")
-    assert _issue_links([message], REPO, own_number=40) == []
-    assert _issue_links([message + "\nFixes #3"], REPO, own_number=40) == [(3, "Fixes #3")]
+    assert closing_links_in([message], REPO, own_number=40) == {}
+    assert closing_links_in([message + "\nFixes #3"], REPO, own_number=40) == {3: "Fixes #3"}
 
 
 def test_with_an_issues_file_the_issue_must_be_there_and_older(

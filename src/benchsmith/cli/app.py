@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import NoReturn
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -10,6 +12,7 @@ from rich.console import Console
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Turn Python repositories into validated, historically accurate test environments.")
 err = Console(stderr=True)
+T = TypeVar("T")
 out = Console()
 
 
@@ -22,3 +25,17 @@ def fail(message: str, code: int = 2) -> NoReturn:
 def say(message: str) -> None:
     """A dim progress line on stderr (also readable when stderr is a file)."""
     err.print(f"[dim]{message}[/]", highlight=False, soft_wrap=True)
+
+
+def read_input(reader: Callable[[Path], tuple[T, list[str]]], path: Path, label: str = "skipped") -> T:
+    """What `reader` finds in `path`: an unreadable file ends the command with one line, and
+    each record it could not use is one `label:` line on stderr (the rest goes on)."""
+    from benchsmith.core import BenchsmithError
+
+    try:
+        items, problems = reader(path)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    for problem in problems:
+        err.print(f"[yellow]{label}:[/] {problem}", highlight=False, soft_wrap=True)
+    return items

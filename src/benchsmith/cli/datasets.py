@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from benchsmith.cli.app import app, err, fail, out
+from benchsmith.cli.app import app, err, fail, out, read_input
 from benchsmith.cli.options import MirrorsOpt, engine_options
 
 if TYPE_CHECKING:
@@ -29,17 +29,11 @@ def prepare(
 ) -> None:
     """Set up each group of instances once, run every instance's tests before and after its
     gold patch, and check the published FAIL_TO_PASS / PASS_TO_PASS labels."""
-    from benchsmith.core import BenchsmithError
     from benchsmith.datasets.prepare import Preparer, read_published, summarize
     from benchsmith.harness.jsonl import records_by_key
     from benchsmith.setup.engine import SetupEngine
 
-    try:
-        published, problems = read_published(instances)
-    except BenchsmithError as exc:
-        fail(str(exc))
-    for problem in problems:
-        err.print(f"[yellow]skipped:[/] {problem}", highlight=False, soft_wrap=True)
+    published = read_input(read_published, instances)
     if not published:
         fail(f"no usable instance in {instances}")
 
@@ -97,12 +91,7 @@ def export(
     from benchsmith.harness.checkout import materialize, resolve, resolve_source
     from benchsmith.sandbox.docker.images import RUN_HELPER, render_dockerfile
 
-    try:
-        loaded, problems = load_instances(instances)
-    except BenchsmithError as exc:
-        fail(str(exc))
-    for problem in problems:
-        err.print(f"[yellow]skipped:[/] {problem}", highlight=False, soft_wrap=True)
+    loaded = read_input(load_instances, instances)
     unknown = sorted(set(ids or []) - set(loaded))
     for instance_id in unknown:
         err.print(f"[yellow]skipped:[/] no instance {instance_id} in {instances}", highlight=False)
@@ -118,8 +107,6 @@ def export(
                     checkout = resolve(resolve_source(instance.repo, mirrors), rev=instance.base_commit,
                                        repo=instance.repo)
                     repo_dir = materialize(checkout, Path(scratch) / "repo", portable=True)
-                if not instance.python:
-                    raise BenchsmithError(f"{instance.instance_id} has no Python version: prepare it first")
                 recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
                                            instance.exclude_newer, instance.install)
                 target = export_instance(instance, out_dir, repo_dir, recipe,

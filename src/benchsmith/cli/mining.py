@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from benchsmith.cli.app import app, err, fail, out, say
+from benchsmith.cli.app import app, fail, out, read_input, say
 from benchsmith.cli.options import (
     MirrorsOpt,
     SourceOpt,
@@ -176,12 +176,7 @@ def verify(
     from benchsmith.mining.verify import verify_instance
 
     sources = parse_sources(source)
-    try:
-        instances, problems = load_instances(instances_file)
-    except BenchsmithError as exc:
-        fail(str(exc))
-    for problem in problems:
-        err.print(f"[yellow]warning:[/] {problem}", highlight=False, soft_wrap=True)
+    instances = read_input(load_instances, instances_file, label="warning")
     if not instances:
         fail(f"no usable instance in {instances_file}")
     failures = 0

@@ -79,8 +79,6 @@ def export_instance(instance: TaskInstance, out: Path, repo_dir: Path | None, re
     context's helper files (`context_files`, name -> text, made executable)."""
     import shutil
 
-    if not instance.python:
-        raise BenchsmithError(f"{instance.instance_id} has no Python version: prepare it first")
     target = out / instance.instance_id
     target.mkdir(parents=True, exist_ok=True)
     (target / "Dockerfile").write_text(dockerfile(instance, recipe, with_repo=repo_dir is not None))

@@ -21,10 +21,11 @@ from benchsmith.core import (
 from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
 
+# A run stopped for stalling prints where it was stuck (sandboxes send SIGABRT before they
+# kill it), which names a test module whose collection hangs. Every test command gets it.
+STALL_TRACEBACK_ENV = {"PYTHONFAULTHANDLER": "1"}
 # Fixed for every test run so that results do not depend on hash seeds or the clock's zone.
-# PYTHONFAULTHANDLER: a run stopped for stalling prints where it was stuck (sandboxes send
-# SIGABRT before they kill it), which names a test module whose collection hangs.
-DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC", "PYTHONFAULTHANDLER": "1"}
+DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC", **STALL_TRACEBACK_ENV}
 # pytest: 3 internal error, 4 usage error; shells: 126 not executable, 127 command not found
 _DID_NOT_RUN = {3, 4, 126, 127}
 _EXECUTED = PASSING | FAILING
@@ -82,8 +83,11 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
             result = sandbox.exec(command, env=env, timeout=timeout, stall_timeout=stall_timeout)
             console = {t.name: t.status for t in parse_test_output(result.output, runner)}
             tests, written = console, False
+            unconfirmed: list[str] = []
             if report is not None:
-                tests, written = _confirmed(sandbox, report, console, run)
+                tests, unconfirmed, written = _confirmed(sandbox, report, console)
+                run.unconfirmed += unconfirmed
+                run.report_missing = run.report_missing or (not written and bool(console))
             run.statuses.update(tests)
             run.needs_network.extend(sorted(network_failures(result.output, runner) & tests.keys()))
             run.commands.append(CommandRun(command=command, returncode=result.returncode,
@@ -93,7 +97,7 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
             run.timed_out = run.timed_out or result.timed_out
             run.log_tail = output_tail(result.output, lines=20, width=10_000)
             outputs.append(f"$ {command}\n{result.output}\n[exit status {result.returncode}]\n")
-            if unconfirmed := [name for name in console if tests[name] != console[name]]:
+            if unconfirmed:
                 outputs.append(f"[benchsmith: {len(unconfirmed)} pass(es) on the console not in "
                                f"pytest's report, counted as failing: {', '.join(unconfirmed[:5])}]\n")
             if result.stalled:
@@ -117,20 +121,18 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
     return run
 
 
-def _confirmed(sandbox: Sandbox, report: str, tests: dict[str, TestStatus],
-               run: TestRun) -> tuple[dict[str, TestStatus], bool]:
+def _confirmed(sandbox: Sandbox, report: str, tests: dict[str, TestStatus]
+               ) -> tuple[dict[str, TestStatus], list[str], bool]:
     """`tests` as pytest's report at `report` confirms them (see :mod:`benchsmith.parsing.junit`),
-    and whether the report was there."""
+    the console passes it did not confirm, and whether the report was there."""
     try:
         written = junit_statuses(sandbox.read_file(report))
     except (OSError, ValueError):
         written = None
     else:
         sandbox.exec(f"rm -f {report}", timeout=60)
-    run.report_missing = run.report_missing or (written is None and bool(tests))
-    tests, unconfirmed = confirm(tests, written)
-    run.unconfirmed.extend(unconfirmed)
-    return tests, written is not None
+    confirmed, unconfirmed = confirm(tests, written)
+    return confirmed, unconfirmed, written is not None
 
 
 def infrastructure_problem(returncode: int, timed_out: bool, tests: dict[str, TestStatus],

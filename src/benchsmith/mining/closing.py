@@ -54,6 +54,17 @@ def closing_links(text: str, repo: str) -> list[tuple[int, str]]:
     return list(found.items())
 
 
+def closing_links_in(texts: list[str], repo: str, own_number: int) -> dict[int, str]:
+    """Issue -> the first clause that closes it, across `texts` (a PR's title, body and commit
+    messages); never the PR's own number."""
+    links: dict[int, str] = {}
+    for text in texts:
+        for number, clause in closing_links(text, repo):
+            if number != own_number:
+                links.setdefault(number, clause)
+    return links
+
+
 def resolved_issues(text: str, repo: str) -> list[int]:
     """Issue numbers of `repo` ("owner/name") that `text` closes, in order of first mention.
 

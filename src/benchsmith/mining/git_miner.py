@@ -20,7 +20,7 @@ from typing import Literal
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import git, resolve
 from benchsmith.harness.patches import file_diffs, split_patch
-from benchsmith.mining.closing import closing_links
+from benchsmith.mining.closing import closing_links_in
 from benchsmith.mining.models import PullRequest
 from benchsmith.sandbox.tools import git_binary
 
@@ -163,17 +163,6 @@ def _candidates(history: _History, pulls: dict[int, dict[str, str]], skip: OnSki
         skip(number, "not merged")
 
 
-def _issue_links(texts: list[str], repo: str, own_number: int) -> list[tuple[int, str]]:
-    """(issue, the clause that closes it) across `texts`: a closing keyword and a reference,
-    outside code (:func:`benchsmith.mining.closing.closing_links`); never the PR itself."""
-    links: dict[int, str] = {}
-    for text in texts:
-        for number, clause in closing_links(text, repo):
-            if number != own_number:
-                links.setdefault(number, clause)
-    return list(links.items())
-
-
 def _load_issues(path: Path) -> dict[int, dict]:
     issues: dict[int, dict] = {}
     with path.open(encoding="utf-8") as lines:
@@ -236,7 +225,7 @@ def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _
     texts = [c.message for c in own]
     if candidate.kind != "ref":
         texts.insert(0, landing.message)
-    links = [(n, clause) for n, clause in _issue_links(texts, repo, candidate.number)
+    links = [(n, clause) for n, clause in closing_links_in(texts, repo, candidate.number).items()
              if n not in known_prs]
     if not links:
         return "no issue reference"

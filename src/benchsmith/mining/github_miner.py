@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.patches import is_test_path, split_patch, touched_files
-from benchsmith.mining.closing import closing_links
+from benchsmith.mining.closing import closing_links_in
 from benchsmith.mining.github_client import DIFF, GitHubClient, GitHubError, GitHubNotFound
 from benchsmith.mining.models import PullRequest
 
@@ -80,11 +80,7 @@ def _mine_one(client: GitHubClient, repo: str, pr: dict[str, Any]) -> PullReques
     commits = list(client.paginate(f"/repos/{repo}/pulls/{number}/commits", {"per_page": 100}))
     texts = [pr.get("title") or "", pr.get("body") or ""]
     texts += [c["commit"]["message"] or "" for c in commits]
-    clauses: dict[int, str] = {}
-    for text in texts:
-        for ref, clause in closing_links(text, repo):
-            if ref != number:
-                clauses.setdefault(ref, clause)
+    clauses = closing_links_in(texts, repo, number)
     refs = list(clauses)
     if not refs:
         return "no issue reference"

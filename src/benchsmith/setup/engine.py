@@ -32,7 +32,13 @@ from benchsmith.core import (
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.render import render
 from benchsmith.harness.services import local_reason
-from benchsmith.harness.testrun import MAX_HUNG, TestCounts, count_tests, pass_rate
+from benchsmith.harness.testrun import (
+    MAX_HUNG,
+    STALL_TRACEBACK_ENV,
+    TestCounts,
+    count_tests,
+    pass_rate,
+)
 from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.sandbox.config import (
     LocalSandboxConfig,
@@ -337,7 +343,7 @@ class SetupEngine:
             tests: list[TestResult] = []
             hung = None
             for command in render(plan, apt=self.apt)[1]:
-                result = sandbox.exec(command, env={**env, "PYTHONFAULTHANDLER": "1"},
+                result = sandbox.exec(command, env={**env, **STALL_TRACEBACK_ENV},
                                       timeout=self.options.test_timeout_s,
                                       stall_timeout=self.options.stall_timeout_s)
                 parsed = parse_test_output(result.output, plan.runner)
