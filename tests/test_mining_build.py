@@ -102,11 +102,13 @@ def assert_loads_with_swebench(instances: Path, tmp_path: Path) -> None:
     code = ("import json, sys\n"
             "from swebench.harness.utils import load_swebench_dataset\n"
             "data = load_swebench_dataset(sys.argv[1])\n"
-            "print(json.dumps([[d['instance_id'], json.loads(d['FAIL_TO_PASS'])] for d in data]))")
+            "f2p = lambda v: json.loads(v) if isinstance(v, str) else v\n"
+            "print(json.dumps([[d['instance_id'], f2p(d['FAIL_TO_PASS'])] for d in data]))")
     loaded = subprocess.run([str(venv / "bin" / "python"), "-c", code, str(instances)],
                             capture_output=True, text=True, check=True)
-    expected = [[r["instance_id"], json.loads(r["FAIL_TO_PASS"])]
-                for r in map(json.loads, instances.read_text().splitlines())]
+    # lists as published: JSON-encoded strings (SWE-bench's shape) or real lists
+    expected = [[r["instance_id"], json.loads(r["FAIL_TO_PASS"]) if isinstance(r["FAIL_TO_PASS"], str)
+                 else r["FAIL_TO_PASS"]] for r in map(json.loads, instances.read_text().splitlines())]
     assert json.loads(loaded.stdout.strip().splitlines()[-1]) == expected
 
 
@@ -130,12 +132,13 @@ def test_the_funnel_adds_up_to_a_recount_of_the_outcome_log(tmp_path: Path) -> N
     from benchsmith.mining.models import Outcome
 
     prs = [PullRequest(repo=f"o/r{n % 2}", number=n, base_commit="b", created_at="2023-01-01",
-                       patch="p", test_patch="t") for n in range(1, 9)]
-    stages = ["valid", "valid", "no_fail_to_pass", "setup_failed", "error", "error", "limit"]
+                       patch="p", test_patch="t") for n in range(1, 11)]
+    stages = ["valid", "valid", "no_fail_to_pass", "setup_failed", "error", "error", "limit",
+              "hung", "gold_unresolved"]
     log = tmp_path / "build.log.jsonl"
     writer = JsonlWriter(log)
     writer.write(Outcome(instance_id="o__r1-1", repo="o/r1", stage="error", reason="first try"))
-    for n, stage in enumerate(stages, start=1):  # PR 8 has no outcome: never tried
+    for n, stage in enumerate(stages, start=1):  # PR 10 has no outcome: never tried
         writer.write(Outcome(instance_id=f"o__r{n % 2}-{n}", repo=f"o/r{n % 2}", stage=stage,
                              reason="no available Python" if stage == "error" else ""))
     outcomes = read_outcomes(log)  # the last line of a PR wins
@@ -144,11 +147,11 @@ def test_the_funnel_adds_up_to_a_recount_of_the_outcome_log(tmp_path: Path) -> N
     for outcome in outcomes:
         recount[outcome.stage] = recount.get(outcome.stage, 0) + 1
     assert funnel.terminal == {"not tried": 1, **{s: recount.get(s, 0) for s in
-                               ("limit", "setup_failed", "error", "no_fail_to_pass",
-                                "low_quality", "valid")}}
-    assert sum(funnel.terminal.values()) == funnel.pr_stages["valid PRs"] == 8
+                               ("limit", "setup_failed", "error", "no_fail_to_pass", "hung",
+                                "low_quality", "gold_unresolved", "valid")}}
+    assert sum(funnel.terminal.values()) == funnel.pr_stages["valid PRs"] == 10
     # errors are never "setup succeeds": only the PRs whose tests ran are
-    assert funnel.pr_stages == {"valid PRs": 8, "setup succeeds": 3, "valid instances": 2}
+    assert funnel.pr_stages == {"valid PRs": 10, "setup succeeds": 5, "valid instances": 2}
     assert funnel.error_reasons == {"no available Python": 2}
     assert sum(row.errors for row in funnel.rows) == 2
 

@@ -14,6 +14,7 @@ from benchsmith.datasets.labels import check_labels, match
 
 from .evaluation_fixture import CODE, CODE_FILE, PARSE_FIXED, TEST_FILE, TESTS, working_diff
 from .test_cli_batch import one_line_error, run_cli
+from .test_mining_build import assert_loads_with_swebench
 from .test_setup_engine import PYPROJECT_TEST_EXTRA
 
 P, F = TestStatus.PASSED, TestStatus.FAILED
@@ -142,6 +143,7 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
                         "--source", f"fixture/calc={repo.path}", "--run-id", "gold")
     assert evaluated.returncode == 0, evaluated.stderr[-2000:]
     assert "3" in evaluated.stdout
+    assert_loads_with_swebench(out, tmp_path)  # the `swebench` package's loader reads the output
 
 
 def test_prepare_with_nothing_usable_is_one_line(tmp_path: Path) -> None:

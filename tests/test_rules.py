@@ -442,3 +442,20 @@ hint: Build failures usually indicate a problem with the package or the build en
     diagnosis = diagnose_install(failed(out), [])
     assert diagnosis.kind == "build_needs_network", diagnosis
     assert "https://assets.example.invalid/theme/index.css" in diagnosis.reason
+
+
+def test_configured_options_that_change_the_exit_status_are_cancelled_and_recorded() -> None:
+    ctx = context(pytest_config_file="setup.cfg",
+                  pytest_addopts="--cov=calc --cov-report=term --cov-fail-under=99 -x -q --doctest-modules")
+    plan = RulePlanner().plan(ctx, choose_python(ctx, date(2023, 6, 1), PY), "2023-06-01T00:00:00Z")
+    assert plan.test_args[-3:] == ["--no-cov", "--maxfail=0", "-v"]
+    assert "pytest-cov" in plan.packages  # --cov still parses, so --no-cov does too
+    assert plan.neutralised == [
+        "--cov=calc --cov-report=term --cov-fail-under=99 (setup.cfg addopts): --no-cov",
+        "-x (setup.cfg addopts): --maxfail=0", "-q (setup.cfg addopts): -v"]
+    # later options win: the rendered command puts them after the configured addopts
+    command = render(plan)[1][0]
+    assert command.index("--no-cov") > command.index("pytest")
+    quiet = context(pytest_addopts="--doctest-modules --maxfail=0")
+    plan = RulePlanner().plan(quiet, choose_python(quiet, date(2023, 6, 1), PY), "2023-06-01T00:00:00Z")
+    assert plan.neutralised == [] and "--no-cov" not in plan.test_args

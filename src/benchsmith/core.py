@@ -151,6 +151,9 @@ class Plan(BaseModel):
     ini_overrides: dict[str, str] = Field(default_factory=dict)
     disabled_plugins: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    # the project's configured options that would change the exit status without a failing
+    # test or stop the run early, and what the test command adds to cancel each
+    neutralised: list[str] = Field(default_factory=list)
     sources: dict[str, list[str]] = Field(
         default_factory=dict, description="plan item -> files it was derived from"
     )

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from benchsmith.core import Provenance
 
-GOLD = "gold"
+GOLD = "gold"  # --predictions gold: every instance's own patch
+EMPTY = "empty"  # --predictions empty: an empty patch per instance (the floor: nothing resolved)
 _ENCODED = ("FAIL_TO_PASS", "PASS_TO_PASS")
 
 
@@ -33,6 +34,8 @@ class TestSpec(BaseModel):
     disabled_plugins: list[str] = Field(default_factory=list)  # pytest -p no:name
     files: list[str] = Field(default_factory=list)  # the test modules the instance runs
     services: list[str] = Field(default_factory=list)  # started (benchsmith-services) first
+    # configured options cancelled by `args` (a coverage threshold, -x, ...), and how
+    neutralised: list[str] = Field(default_factory=list)
 
 
 class TaskInstance(BaseModel):

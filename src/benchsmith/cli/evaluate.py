@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 @sandbox_options
 def evaluate(
     instances_file: Annotated[Path, typer.Option("--instances", help="Task instances (JSONL/JSON, SWE-bench format with install and test commands).")],
-    predictions: Annotated[str, typer.Option("--predictions", help="Predictions (JSONL/JSON: instance_id, model_name_or_path, model_patch), or `gold`.")],
+    predictions: Annotated[str, typer.Option("--predictions", help="Predictions (JSONL/JSON: instance_id, model_name_or_path, model_patch), `gold` (the instances' own patches) or `empty` (an empty patch each).")],
     mode: Annotated[str, typer.Option("--mode", help="fix: score code patches (SWE-bench); test: score test patches (SWT-bench).")] = "fix",
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Predictions evaluated in parallel.")] = 1,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Name of the run (default: MODE-PREDICTIONS).")] = None,
@@ -29,7 +29,7 @@ def evaluate(
     test_predictions: Annotated[Path | None, typer.Option("--test-predictions", help="Fix mode: the model's test patches, to filter its fixes by its own tests (SWT-bench §5.3).")] = None,
     source: SourceOpt = None,
     mirrors: MirrorsOpt = None,
-    stall_timeout: Annotated[float, typer.Option("--stall-timeout", min=1, help="Fix mode: seconds a test run may go without output before the running test counts as hung (failing) and the rest runs without it.")] = 600,
+    stall_timeout: Annotated[float, typer.Option("--stall-timeout", min=1, help="Seconds a test run may go without output before the running test counts as hung (failing) and the rest runs without it.")] = 600,
     *,
     sandbox: SandboxConfig,
 ) -> None:

@@ -19,6 +19,8 @@ from benchsmith.cli.options import (
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
+    from benchsmith.harness.worktree import Worktree
+    from benchsmith.instance import TaskInstance
     from benchsmith.mining.models import PullRequest
     from benchsmith.sandbox.config import SandboxConfig
     from benchsmith.setup.engine import SetupOptions
@@ -113,6 +115,7 @@ def build(
     """Set up each PR's base commit, run its tests before and after the fix, keep FAIL_TO_PASS ones."""
     import json
 
+    from benchsmith.evaluation.fix import gold_verdict
     from benchsmith.mining.build import InstanceBuilder, read_outcomes
     from benchsmith.mining.funnel import build_funnel
     from benchsmith.setup.engine import SetupEngine
@@ -128,8 +131,14 @@ def build(
     log_path = out_path.with_suffix(".log.jsonl")
     if quality not in ("strict", "default", "off"):
         fail(f"--quality must be strict, default or off, not {quality!r}")
+    logs = out_path.with_suffix(".logs")
+
+    def regrade(instance: TaskInstance, worktree: Worktree) -> str | None:
+        return gold_verdict(worktree, instance, options.test_timeout_s,
+                            logs / instance.instance_id, stall_timeout=options.stall_timeout_s)
+
     builder = InstanceBuilder(engine, per_repo=per_repo, runs=runs, progress=say,
-                              quality=quality)  # type: ignore[arg-type]
+                              quality=quality, regrade=regrade)  # type: ignore[arg-type]
     try:
         builder.build(prs, out_path, log_path, jobs=jobs)
     except KeyboardInterrupt:
@@ -167,6 +176,7 @@ def verify(
     source: SourceOpt = None,
     mirrors: MirrorsOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per test or install command.")] = 1800,
+    stall_timeout: Annotated[float, typer.Option("--stall-timeout", min=1, help="Seconds a test run may go without output before the running test counts as hung (failing).")] = 600,
     *,
     sandbox: SandboxConfig,
 ) -> None:
@@ -182,7 +192,8 @@ def verify(
     failures = 0
     for instance in instances.values():
         where = sources.get(instance.repo) or resolve_source(instance.repo, mirrors)
-        verdict = verify_instance(instance, where, sandbox, timeout_s=timeout)
+        verdict = verify_instance(instance, where, sandbox, timeout_s=timeout,
+                                 stall_timeout_s=stall_timeout)
         failures += not verdict.ok
         colour = "green" if verdict.ok else "red"
         out.print(f"[{colour}]{'ok' if verdict.ok else 'FAILED':6}[/] {instance.instance_id} "

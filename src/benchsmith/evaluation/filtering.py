@@ -16,7 +16,8 @@ from benchsmith.instance import Prediction, TaskInstance
 
 
 def evaluate_filter(worktree: Worktree, instance: TaskInstance, fix: Prediction, tests: Prediction,
-                    report: InstanceReport, timeout: float, directory: Path) -> None:
+                    report: InstanceReport, timeout: float, directory: Path,
+                    stall_timeout: float | None = None) -> None:
     """Set ``report.filter``: would the model's tests keep the model's fix?"""
     outcome = report.filter = FilterOutcome()
     applied = apply_prediction(worktree, "filter_tests", tests.model_patch, custom=True)
@@ -33,8 +34,11 @@ def evaluate_filter(worktree: Worktree, instance: TaskInstance, fix: Prediction,
         present = existing_files(worktree, files)
         if not present:
             return TestRun()
-        return run_tests(worktree.sandbox, [render_spec(spec, present)], spec.runner, timeout,
-                         directory / f"filter-{name}.txt")
+        def commands(hung: list[str]) -> list[str]:
+            return [render_spec(spec.model_copy(update={"deselect": [*spec.deselect, *hung]}), present)]
+
+        return run_tests(worktree.sandbox, commands, spec.runner, timeout,
+                         directory / f"filter-{name}.txt", stall_timeout=stall_timeout)
 
     worktree.reset()
     existing = run("existing")

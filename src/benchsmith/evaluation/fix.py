@@ -51,6 +51,27 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
     report.resolved = outcome.resolution == "FULL"
 
 
+def gold_verdict(worktree: Worktree, instance: TaskInstance, timeout: float, log_dir: Path,
+                 stall_timeout: float | None = None) -> str | None:
+    """Grade the instance's own gold patch exactly as `evaluate` grades a prediction (the
+    same function, in `worktree` at the base commit): None when it resolves the instance,
+    else why not. `build` keeps only instances that pass this."""
+    report = InstanceReport(instance_id=instance.instance_id, model="gold", mode="fix",
+                            prediction_digest="")
+    gold = Prediction(instance_id=instance.instance_id, model_name_or_path="gold",
+                      model_patch=instance.patch)
+    evaluate_fix(worktree, instance, gold, report, timeout, log_dir, stall_timeout=stall_timeout)
+    if report.infrastructure_failure:
+        return f"the gold patch's run is an infrastructure failure: {report.infrastructure_reason}"
+    if report.error or report.fix is None:
+        return report.error or "the gold patch was not graded"
+    if report.resolved:
+        return None
+    failing = report.fix.FAIL_TO_PASS.failure + report.fix.PASS_TO_PASS.failure
+    return (f"the gold patch does not resolve it as evaluate grades: {len(failing)} test(s) "
+            f"fail, e.g. {', '.join(failing[:3])}")
+
+
 def grade(outcome: FixOutcome, instance: TaskInstance, run: TestRun) -> None:
     """SWE-bench's rule: FULL when every FAIL_TO_PASS and PASS_TO_PASS test passes."""
     for key, tests in (("FAIL_TO_PASS", instance.FAIL_TO_PASS),

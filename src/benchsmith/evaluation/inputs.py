@@ -8,9 +8,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from benchsmith.harness.jsonl import read_records
-from benchsmith.instance import GOLD, Prediction, TaskInstance
+from benchsmith.instance import EMPTY, GOLD, Prediction, TaskInstance
 
-__all__ = ["GOLD", "Prediction", "TaskInstance", "load_instances", "load_predictions"]
+__all__ = ["EMPTY", "GOLD", "Prediction", "TaskInstance", "load_instances", "load_predictions"]
 
 
 def load_instances(path: Path) -> tuple[dict[str, TaskInstance], list[str]]:
@@ -37,10 +37,11 @@ def load_instances(path: Path) -> tuple[dict[str, TaskInstance], list[str]]:
 
 def load_predictions(source: str, instances: dict[str, TaskInstance],
                      mode: str) -> tuple[list[Prediction], list[str]]:
-    """Predictions to evaluate and one line per problem; "gold" makes them from the instances."""
-    if source == GOLD:
-        return [Prediction(instance_id=i.instance_id, model_name_or_path=GOLD,
-                           model_patch=i.patch if mode == "fix" else i.test_patch)
+    """Predictions to evaluate and one line per problem; "gold" makes them from the instances,
+    "empty" makes an empty one per instance."""
+    if source in (GOLD, EMPTY):
+        return [Prediction(instance_id=i.instance_id, model_name_or_path=source,
+                           model_patch="" if source == EMPTY else i.patch if mode == "fix" else i.test_patch)
                 for i in instances.values()], []
     predictions: dict[str, Prediction] = {}
     problems: list[str] = []

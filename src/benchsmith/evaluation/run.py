@@ -36,7 +36,7 @@ class EvalOptions(BaseModel):
     run_dir: Path
     jobs: int = 1
     timeout_s: float = 1800
-    stall_timeout_s: float | None = 600  # fix mode: a test without progress this long is hung
+    stall_timeout_s: float | None = 600  # a test without progress this long is hung
 
 
 class Evaluation:
@@ -146,11 +146,13 @@ class Evaluation:
                 from benchsmith.evaluation.filtering import evaluate_filter
 
                 worktree.reset()
-                evaluate_filter(worktree, instance, prediction, tests, report, timeout, directory)
+                evaluate_filter(worktree, instance, prediction, tests, report, timeout, directory,
+                                stall_timeout=self.options.stall_timeout_s)
         else:
             from benchsmith.evaluation.swt import evaluate_tests
 
-            evaluate_tests(worktree, instance, prediction, report, timeout, directory)
+            evaluate_tests(worktree, instance, prediction, report, timeout, directory,
+                           stall_timeout=self.options.stall_timeout_s)
 
 
 def verdict(report: InstanceReport) -> str:

@@ -41,9 +41,9 @@ class _Runner:
     """Runs the chosen test modules in one test state, before and after the gold fix."""
 
     def __init__(self, worktree: Worktree, instance: TaskInstance, files: list[str],
-                 timeout: float, directory: Path) -> None:
+                 timeout: float, directory: Path, stall_timeout: float | None = None) -> None:
         self.worktree, self.instance, self.files = worktree, instance, files
-        self.timeout, self.directory = timeout, directory
+        self.timeout, self.directory, self.stall_timeout = timeout, directory, stall_timeout
         self.spec = instance_spec(instance)
         self.coverage = CoverageRunner(worktree.sandbox, exclude_newer(instance))
         removed, added = changed_lines(instance.patch)
@@ -72,20 +72,26 @@ class _Runner:
         present = existing_files(self.worktree, self.files)
         if not present:
             return TestRun(), CoverageData()
-        if self.coverage.available and self.include:
-            command = self.coverage.command(self.spec, present, name.replace("@", "-"), self.include)
-        else:
-            command = render_spec(self.spec, present)
-        run = run_tests(self.worktree.sandbox, [command], self.spec.runner, self.timeout,
-                        self.directory / f"{name.replace('@', '-')}.txt")
+
+        def commands(hung: list[str]) -> list[str]:  # hung tests are left out of a rerun
+            spec = self.spec.model_copy(update={"deselect": [*self.spec.deselect, *hung]})
+            if self.coverage.available and self.include:
+                return [self.coverage.command(spec, present, name.replace("@", "-"), self.include)]
+            return [render_spec(spec, present)]
+
+        run = run_tests(self.worktree.sandbox, commands, self.spec.runner, self.timeout,
+                        self.directory / f"{name.replace('@', '-')}.txt",
+                        stall_timeout=self.stall_timeout)
         data = (self.coverage.collect(name.replace("@", "-"))
                 if self.coverage.available and self.include else CoverageData())
         return run, data
 
 
 def evaluate_tests(worktree: Worktree, instance: TaskInstance, prediction: Prediction,
-                   report: InstanceReport, timeout: float, directory: Path) -> None:
-    """Fill `report` with SWT-bench's metrics for a predicted test patch."""
+                   report: InstanceReport, timeout: float, directory: Path,
+                   stall_timeout: float | None = None) -> None:
+    """Fill `report` with SWT-bench's metrics for a predicted test patch (a test without
+    progress for `stall_timeout` seconds counts as failing; the rest runs without it)."""
     report.apply = apply_prediction(worktree, "model_tests", prediction.model_patch, custom=True)
     if not report.apply.applied:
         report.error = f"the predicted tests do not apply: {report.apply.error}"
@@ -103,7 +109,7 @@ def evaluate_tests(worktree: Worktree, instance: TaskInstance, prediction: Predi
     gold_tree = worktree.checkpoint() if gold.applied else None
     gold_changed = touched_tests(instance.test_patch, worktree) if gold.applied else set()
     files = sorted(set(model_files) | set(runnable_test_files(instance.test_patch)))
-    runner = _Runner(worktree, instance, files, timeout, directory)
+    runner = _Runner(worktree, instance, files, timeout, directory, stall_timeout)
     measured: dict[str, Measured] = {}
     same_as_gold = prediction.model_patch == instance.test_patch
     for state, tree in (("model", model_tree), ("gold", gold_tree), ("none", worktree.base)):

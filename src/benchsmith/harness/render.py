@@ -133,6 +133,7 @@ def plan_spec(plan: Plan, files: list[str], services: bool = True) -> TestSpec:
     return TestSpec(runner=plan.runner, args=options, env=test_env(plan),
                     deselect=list(plan.deselect), ini_overrides=dict(plan.ini_overrides),
                     disabled_plugins=list(plan.disabled_plugins), files=list(files),
+                    neutralised=list(plan.neutralised),
                     services=[s.kind for s in svc.unique(plan.services)] if services else [])
 
 

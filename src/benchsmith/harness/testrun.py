@@ -13,6 +13,7 @@ from benchsmith.core import (
     FAILING,
     PASSING,
     CommandRun,
+    ExecResult,
     Sandbox,
     TestResult,
     TestStatus,
@@ -59,8 +60,13 @@ class TestRun(BaseModel):
 
 
 def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeout: float,
-              log: Path | None = None, stall_timeout: float | None = None) -> TestRun:
+              log: Path | None = None, stall_timeout: float | None = None,
+              env: dict[str, str] | None = None) -> TestRun:
     """Run the test commands one after the other with a fixed hash seed and time zone.
+
+    This is the one place where test outcomes and exit statuses are read: setup validation,
+    `build`, `verify`, `prepare` and `evaluate` all run their tests through it. `env` is added
+    to every command's environment.
 
     With `stall_timeout`, a command whose output stops growing is killed; the test it was
     running is recorded as hung (and FAILED), and when `commands` can be rendered again
@@ -71,16 +77,29 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
     console counts only when that report confirms it, so code under test cannot print its
     way to a pass (:mod:`benchsmith.parsing.junit`).
     """
+    return run_tests_with_results(sandbox, commands, runner, timeout, log, stall_timeout, env)[0]
+
+
+def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runner: str,
+                           timeout: float, log: Path | None = None,
+                           stall_timeout: float | None = None, env: dict[str, str] | None = None
+                           ) -> tuple[TestRun, list[ExecResult]]:
+    """:func:`run_tests`, plus the last attempt's command results in full (for a caller that
+    diagnoses them, as setup does)."""
     render: Render = commands if callable(commands) else (lambda deselect: list(commands))
     run = TestRun()
+    results: list[ExecResult] = []
     outputs: list[str] = []
     for _ in range(MAX_HUNG + 1):
         run.statuses, run.unconfirmed, run.report_missing, hung = {}, [], False, None
-        run.needs_network = []
+        run.needs_network, results = [], []
         for command in render(run.hung):
             report = f"{REPORT_DIR}/{uuid.uuid4().hex}.xml" if runner == "pytest" else None
-            env = DETERMINISTIC_ENV | ({"PYTEST_ADDOPTS": report_options(report)} if report else {})
-            result = sandbox.exec(command, env=env, timeout=timeout, stall_timeout=stall_timeout)
+            command_env = (env or {}) | DETERMINISTIC_ENV | (
+                {"PYTEST_ADDOPTS": report_options(report)} if report else {})
+            result = sandbox.exec(command, env=command_env, timeout=timeout,
+                                  stall_timeout=stall_timeout)
+            results.append(result)
             console = {t.name: t.status for t in parse_test_output(result.output, runner)}
             tests, written = console, False
             unconfirmed: list[str] = []
@@ -91,8 +110,9 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
             run.statuses.update(tests)
             run.needs_network.extend(sorted(network_failures(result.output, runner) & tests.keys()))
             run.commands.append(CommandRun(command=command, returncode=result.returncode,
-                                           timed_out=result.timed_out,
-                                           duration_s=result.duration_s, tests=len(tests)))
+                                           timed_out=result.timed_out, phase="test",
+                                           duration_s=result.duration_s, tests=len(tests),
+                                           log_tail=output_tail(result.output, lines=30, width=2_000)))
             run.duration_s = round(run.duration_s + result.duration_s, 3)
             run.timed_out = run.timed_out or result.timed_out
             run.log_tail = output_tail(result.output, lines=20, width=10_000)
@@ -118,7 +138,7 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("".join(outputs), encoding="utf-8", errors="replace")
         run.log = str(log)
-    return run
+    return run, results
 
 
 def _confirmed(sandbox: Sandbox, report: str, tests: dict[str, TestStatus]

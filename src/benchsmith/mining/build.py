@@ -13,6 +13,7 @@ from benchsmith.harness.checkout import Checkout, git, resolve
 from benchsmith.harness.jsonl import JsonlWriter, records_by_key
 from benchsmith.harness.patches import touched_files
 from benchsmith.harness.render import plan_spec, render_install, render_spec
+from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import TaskInstance
 from benchsmith.mining.models import Outcome, PullRequest
 from benchsmith.mining.quality import Policy, dropped, quality_flags
@@ -42,15 +43,22 @@ def _version(checkout: Checkout) -> str:
     return ".".join(parts[:2]) if parts and parts[0].isdigit() else "0.0"
 
 
+# Grades a new instance's gold patch the way `evaluate` does, in a work tree at its base commit:
+# None when it is resolved, else why not. The CLI passes evaluation's own (mining cannot import it).
+Regrade = Callable[[TaskInstance, Worktree], str | None]
+
+
 class InstanceBuilder:
     """Builds instances repository by repository, newest PR first, reusing environments."""
 
     def __init__(self, engine: SetupEngine, per_repo: int | None = None, runs: int = 2,
-                 progress: Callable[[str], None] | None = None, quality: Policy = "default") -> None:
+                 progress: Callable[[str], None] | None = None, quality: Policy = "default",
+                 regrade: Regrade | None = None) -> None:
         self.engine = engine
         self.per_repo = per_repo
         self.runs = runs
         self.quality = quality
+        self.regrade = regrade
         self.progress = progress or (lambda message: None)
 
     def build(self, prs: Iterable[PullRequest], out: Path, log: Path, jobs: int = 1) -> list[Outcome]:
@@ -120,6 +128,7 @@ class InstanceBuilder:
         plan = environment.plan.model_copy(update={"exclude_newer": checkout.exclude_newer})
         try:
             sandbox = sandbox_at(self.engine, environment, plan, checkout)
+            worktree = Worktree(sandbox)  # the base, for the gold re-grade
             behaviour = run_instance_tests(sandbox, plan_spec(plan, [], self.engine.apt), pr.patch, pr.test_patch,
                                            runs=self.runs,
                                            timeout=self.engine.options.test_timeout_s,
@@ -138,6 +147,12 @@ class InstanceBuilder:
                            reason=f"{len(behaviour.PASS_TO_PASS)} PASS_TO_PASS, "
                                   f"{len(behaviour.FAIL_TO_FAIL)} FAIL_TO_FAIL",
                            setup_reused=reused), None, environment
+        hung = list(dict.fromkeys(t for run in behaviour.before + behaviour.after for t in run.hung))
+        if hung_f2p := [t for t in behaviour.FAIL_TO_PASS if t in hung]:
+            # every unresolved prediction would wait the stall limit for it
+            return Outcome(instance_id=iid, repo=pr.repo, stage="hung", hung=hung,
+                           reason=f"FAIL_TO_PASS test {hung_f2p[0]} hangs before the fix",
+                           setup_reused=reused), None, environment
         before = behaviour.before[0].statuses if behaviour.before else {}
         flags = quality_flags(pr.problem_statement, pr.problem_source, pr.patch,
                               behaviour.FAIL_TO_PASS, before, _base_text(checkout, pr.patch))
@@ -145,17 +160,31 @@ class InstanceBuilder:
             return Outcome(instance_id=iid, repo=pr.repo, stage="low_quality", flags=flags,
                            reason="; ".join(f"{f}: {flags[f]}" for f in dropped_by),
                            setup_reused=reused), None, environment
-        instance = self._instance(pr, checkout, plan, environment, behaviour)
+        instance = self._instance(pr, checkout, plan, environment, behaviour, hung)
         instance.quality_flags = flags
+        if self.regrade is not None:
+            try:
+                worktree.reset()
+                failed = self.regrade(instance, worktree)
+                worktree.reset()
+                sandbox.exec("git reset -q", timeout=120)  # as it was before the work tree's checkpoints
+            except BenchsmithError as exc:
+                failed = str(exc)
+            if failed:
+                environment.close()  # the re-grade may have left the tree changed
+                return Outcome(instance_id=iid, repo=pr.repo, stage="gold_unresolved", hung=hung,
+                               reason=failed, flags=flags, setup_reused=reused), None, environment
         if environment.record.image:
             instance.image = instance_image(self.engine, environment.record, checkout)
         instance.instance_s = round(time.monotonic() - started, 2)
-        return (Outcome(instance_id=iid, repo=pr.repo, stage="valid", setup_reused=reused, flags=flags),
-                instance, environment)
+        return (Outcome(instance_id=iid, repo=pr.repo, stage="valid", setup_reused=reused, flags=flags,
+                        hung=hung), instance, environment)
 
     def _instance(self, pr: PullRequest, checkout: Checkout, plan: Plan,
-                  environment: Environment, behaviour: Behaviour) -> TaskInstance:
+                  environment: Environment, behaviour: Behaviour, hung: list[str]) -> TaskInstance:
         spec = plan_spec(plan, behaviour.test_files, self.engine.apt)
+        # tests that hung (none of them FAIL_TO_PASS) are left out of the instance's command
+        spec.deselect += [t for t in hung if t not in spec.deselect]
         return TaskInstance(
             instance_id=instance_id(pr.repo, pr.number), repo=pr.repo, base_commit=pr.base_commit,
             patch=pr.patch, test_patch=pr.test_patch, problem_statement=pr.problem_statement,

@@ -17,8 +17,12 @@ from benchsmith.mining.models import Outcome, PullRequest
 REPO_STAGES = ("projects", "repo found", "permissive licence", "has valid PR", "setup succeeds")
 PR_STAGES = ("valid PRs", "setup succeeds", "valid instances")
 # Where each PR ends: exactly one of these (a PR with no outcome yet was never tried).
-TERMINAL = ("not tried", "limit", "setup_failed", "error", "no_fail_to_pass", "low_quality", "valid")
-_SET_UP = {"no_fail_to_pass", "low_quality", "valid"}  # the environment ran the PR's tests
+# "hung": a FAIL_TO_PASS test hangs before the fix; "gold_unresolved": the instance's own gold
+# patch does not resolve it when graded the way `evaluate` grades.
+TERMINAL = ("not tried", "limit", "setup_failed", "error", "no_fail_to_pass", "hung", "low_quality",
+            "gold_unresolved", "valid")
+# the environment ran the PR's tests
+_SET_UP = {"no_fail_to_pass", "hung", "low_quality", "gold_unresolved", "valid"}
 
 
 class FunnelRow(BaseModel):
@@ -26,7 +30,7 @@ class FunnelRow(BaseModel):
 
     repo: str
     valid_prs: int = 0
-    setup_ok: int = 0  # the environment ran the PR's tests (no_fail_to_pass or valid)
+    setup_ok: int = 0  # the environment ran the PR's tests (see _SET_UP)
     errors: int = 0  # failed for another reason: never counted as set up
     instances: int = 0
     reasons: dict[str, int] = Field(default_factory=dict)

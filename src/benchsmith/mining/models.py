@@ -35,7 +35,8 @@ class Outcome(BaseModel):
 
     instance_id: str
     repo: str
-    stage: str  # "setup_failed", "no_fail_to_pass", "low_quality", "error", "valid", "limit"
+    stage: str  # one of mining.funnel.TERMINAL (but "not tried")
     reason: str = ""
     flags: dict[str, str] = Field(default_factory=dict)  # quality flags (mining/quality.py)
+    hung: list[str] = Field(default_factory=list)  # tests stopped for making no progress
     setup_reused: bool = False

@@ -32,14 +32,7 @@ from benchsmith.core import (
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.render import render
 from benchsmith.harness.services import local_reason
-from benchsmith.harness.testrun import (
-    MAX_HUNG,
-    STALL_TRACEBACK_ENV,
-    TestCounts,
-    count_tests,
-    pass_rate,
-)
-from benchsmith.parsing import network_failures, parse_test_output, running_test
+from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
 from benchsmith.sandbox.config import (
     LocalSandboxConfig,
     SandboxConfig,
@@ -301,8 +294,7 @@ class SetupEngine:
             iteration.offline = self.options.offline_tests and sandbox.set_network(False)
             outputs, tests = self._run_tests(sandbox, plan, env, iteration)
             # Tests that tried to reach another host say nothing about the environment.
-            network = set().union(*(network_failures(r.output, plan.runner) for r in outputs))
-            iteration.needs_network = sorted(t.name for t in tests if t.name in network)
+            network = set(iteration.needs_network)
             tests = [t for t in tests if t.name not in network]
             counts = count_tests(tests)
             iteration.tests = {s.value: getattr(counts, s.value) for s in TestStatus}
@@ -335,34 +327,29 @@ class SetupEngine:
 
     def _run_tests(self, sandbox: Sandbox, plan: Plan, env: dict[str, str],
                    iteration: Iteration) -> tuple[list[ExecResult], list[TestResult]]:
-        """Run the plan's test commands. A run whose output stops growing for the stall limit
-        is stopped; the test it was in is recorded as hung and (pytest) left out of a rerun,
-        so a hang costs the stall limit plus one rerun. Hung tests count neither way."""
-        for _ in range(MAX_HUNG + 1):
-            outputs: list[ExecResult] = []
-            tests: list[TestResult] = []
-            hung = None
-            for command in render(plan, apt=self.apt)[1]:
-                result = sandbox.exec(command, env={**env, **STALL_TRACEBACK_ENV},
-                                      timeout=self.options.test_timeout_s,
-                                      stall_timeout=self.options.stall_timeout_s)
-                parsed = parse_test_output(result.output, plan.runner)
-                iteration.commands.append(_command_run("test", result, len(parsed)))
-                outputs.append(result)
-                tests += parsed
-                if result.stalled:
-                    hung = running_test(result.output, plan.runner)
-                    break
-            if hung is None or hung in iteration.hung:
-                break
-            iteration.hung.append(hung)
+        """Run the plan's test commands through the harness's one test runner (the same
+        reading of outcomes and exit statuses as `build` and `evaluate`). A run whose output
+        stops growing for the stall limit is stopped; the test it was in is recorded as hung
+        and (pytest) left out of a rerun, so a hang costs the stall limit plus one rerun.
+        Hung tests count neither way; a pytest plan keeps them deselected."""
+        def commands(hung: list[str]) -> list[str]:
+            return render(plan.model_copy(update={"deselect": [*plan.deselect, *hung]}),
+                          apt=self.apt)[1]
+
+        run, results = run_tests_with_results(
+            sandbox, commands if plan.runner == "pytest" else commands([]), plan.runner,
+            self.options.test_timeout_s, stall_timeout=self.options.stall_timeout_s, env=env)
+        iteration.commands += run.commands
+        iteration.needs_network = list(run.needs_network)
+        for hung in run.hung:
             self.progress(f"  hung: {hung} (stopped after {self.options.stall_timeout_s:.0f}s "
                           "without progress)")
-            if plan.runner != "pytest":
-                break  # unittest cannot leave one test out: the partial results stand
-            plan.deselect.append(hung)
-        hung_tests = set(iteration.hung)
-        return outputs, [t for t in tests if t.name not in hung_tests]
+        iteration.hung += [t for t in run.hung if t not in iteration.hung]
+        if plan.runner == "pytest":
+            plan.deselect += [t for t in run.hung if t not in plan.deselect]
+        hung_tests = set(run.hung)
+        return results, [TestResult(name=name, status=status)
+                             for name, status in run.statuses.items() if name not in hung_tests]
 
     @staticmethod
     def _finish(iteration: Iteration, started: float) -> Iteration:

@@ -77,6 +77,7 @@ class RulePlanner:
         self._requirements(context, plan)
         self._test_command(context, plan)
         self._plugins(context, plan)
+        neutralise_configured_options(plan, context)
         self._services(context, plan)
         if context.repo_root:
             tidy_requirements(plan, Path(context.repo_root), context.project_name)
@@ -292,3 +293,25 @@ def drop_missing_paths(args: list[str], context: RepoContext) -> list[str]:
         if head not in context.root_files and head not in context.root_dirs:
             missing.add(index)
     return [a for i, a in enumerate(args) if i not in missing]
+
+
+def neutralise_configured_options(plan: Plan, context: RepoContext) -> None:
+    """Cancel what the project's configured `addopts` would do to a graded run, by options the
+    test command adds after them (later options win): a coverage threshold or report fails or
+    slows the run without a failing test (`--no-cov`), `-x`/`--maxfail` stop it at the first
+    failures (`--maxfail=0`), `-q` hides the test names that name a hung test (`-v`). The
+    command the project's CI runs is cleaned already (:mod:`benchsmith.setup.commands`)."""
+    if plan.runner != "pytest":
+        return
+    words = shlex.split(context.pytest_addopts or "", comments=True)
+    where = f"{context.pytest_config_file or 'configured'} addopts"
+    cancels = [
+        ([w for w in words if w.startswith("--cov")], "--no-cov"),
+        ([w for w in words if w in ("-x", "--exitfirst")
+          or (w.startswith("--maxfail") and w != "--maxfail=0")], "--maxfail=0"),
+        ([w for w in words if w in ("-q", "--quiet", "-qq")], "-v"),
+    ]
+    for found, option in cancels:
+        if found and option not in plan.test_args:
+            plan.test_args.append(option)
+            plan.neutralised.append(f"{' '.join(found)} ({where}): {option}")

@@ -1,0 +1,53 @@
+"""The mining benchmark's figures from its output directory (see bench-mining.sh), as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from benchsmith.mining.build import read_outcomes
+from benchsmith.mining.funnel import TERMINAL, build_funnel
+from benchsmith.mining.models import PullRequest
+
+
+def _summary(run: Path) -> dict:
+    try:
+        return json.loads((run / "summary.json").read_text())[0]
+    except (OSError, ValueError, IndexError):
+        return {}
+
+
+def main(out: Path) -> dict:
+    prs = [PullRequest.model_validate_json(line)
+           for line in (out / "prs.jsonl").read_text().splitlines() if line.strip()]
+    outcomes = read_outcomes(out / "instances.log.jsonl")
+    written = json.loads((out / "instances.funnel.json").read_text())
+    recount = build_funnel(prs, outcomes).model_dump(mode="json")
+    instances = [json.loads(line) for line in (out / "instances.jsonl").read_text().splitlines()
+                 if line.strip()]
+    flags = Counter(flag for i in instances for flag in i.get("quality_flags") or {})
+    gold, empty = _summary(out / "runs" / "fix-gold"), _summary(out / "runs" / "fix-empty")
+    stages = Counter(o.stage for o in outcomes)
+    return {
+        "repositories_mined": len({p.repo for p in prs}),
+        "valid_prs": len(prs),
+        "instances": len(instances),
+        "repositories_with_instances": len({i["repo"] for i in instances}),
+        "terminal": {s: (stages[s] if s != "not tried" else recount["terminal"]["not tried"])
+                     for s in TERMINAL},
+        "funnel_equals_recount": {k: written[k] == recount[k]
+                                  for k in ("pr_stages", "terminal", "flags")},
+        "gold": {k: gold.get(k) for k in ("total", "resolved", "infrastructure_failures", "errors")},
+        "gold_unresolved": sorted(set().union(*(v for k, v in (gold.get("ids") or {}).items()
+                                               if k != "RESOLVED")) if gold else []),
+        "empty": {k: empty.get(k) for k in ("total", "resolved", "empty_patches")},
+        "quality_flag_share": {f: round(n / len(instances), 3) for f, n in sorted(flags.items())}
+        if instances else {},
+        "hung_tests_named": sum(bool(o.hung) for o in outcomes),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(Path(sys.argv[1])), indent=2))
