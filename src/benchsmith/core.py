@@ -146,6 +146,9 @@ class Plan(BaseModel):
     prerelease: bool = False  # uv --prerelease allow: the project's own version is a dev release
     build_requirements: list[str] = Field(default_factory=list)
     runner: Literal["pytest", "unittest"] = "pytest"
+    # unittest-format runners other than unittest itself: the module `python -m` runs and its
+    # leading options, e.g. ["django", "test", "--verbosity=2"] (empty: `python -m unittest`)
+    entry: list[str] = Field(default_factory=list)
     test_args: list[str] = Field(default_factory=list)
     deselect: list[str] = Field(default_factory=list)  # tests left out (hung ones), by node ID
     ini_overrides: dict[str, str] = Field(default_factory=dict)

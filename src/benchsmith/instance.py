@@ -27,6 +27,7 @@ class TestSpec(BaseModel):
     __test__ = False
 
     runner: Literal["pytest", "unittest"] = "pytest"
+    entry: list[str] = Field(default_factory=list)  # as Plan.entry (empty: python -m unittest -v)
     args: list[str] = Field(default_factory=list)  # runner options, without test paths
     deselect: list[str] = Field(default_factory=list)  # tests left out (hung ones), by node ID
     env: dict[str, str] = Field(default_factory=dict)

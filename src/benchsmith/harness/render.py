@@ -98,6 +98,8 @@ def render_test(plan: Plan, apt: bool = True) -> list[str]:
     """The whole-suite test command, asking the runner for per-test results (-rA, -v);
     where services are started (`apt`), it starts them first."""
     prefix = _prefix(test_env(plan), [s.kind for s in plan.services] if apt else [])
+    if plan.runner == "unittest" and plan.entry:
+        return [prefix + _join(["python", "-m", *plan.entry, *plan.test_args])]
     if plan.runner == "unittest":
         words = ["python", "-m", "unittest", *(plan.test_args or ["discover"])]
         if "-v" not in words:
@@ -130,7 +132,9 @@ def plan_spec(plan: Plan, files: list[str], services: bool = True) -> TestSpec:
     positional = set(positional_args(plan.test_args))
     # --pyargs reads the plan's paths as package names; the spec runs files.
     options = [a for i, a in enumerate(plan.test_args) if i not in positional and a != "--pyargs"]
-    return TestSpec(runner=plan.runner, args=options, env=test_env(plan),
+    if plan.runner == "unittest":  # options only: the spec names its own modules
+        options = [a for a in plan.entry and plan.test_args if a.startswith("-")]
+    return TestSpec(runner=plan.runner, entry=list(plan.entry), args=options, env=test_env(plan),
                     deselect=list(plan.deselect), ini_overrides=dict(plan.ini_overrides),
                     disabled_plugins=list(plan.disabled_plugins), files=list(files),
                     neutralised=list(plan.neutralised),
@@ -148,7 +152,8 @@ def render_spec(spec: TestSpec, files: list[str] | None = None,
     prefix = _prefix(spec.env, spec.services)
     if spec.runner == "unittest":
         modules = [f.removesuffix(".py").replace("/", ".") for f in files]
-        return prefix + _join([*launcher, "unittest", "-v", *modules])
+        entry = [*spec.entry, *spec.args] if spec.entry else ["unittest", "-v"]
+        return prefix + _join([*launcher, *entry, *modules])
     words = _pytest_words(spec.disabled_plugins, spec.ini_overrides, spec.args + files,
                           spec.deselect, launcher)
     return prefix + _join(words + list(pytest_extra))

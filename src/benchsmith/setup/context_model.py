@@ -53,4 +53,7 @@ class RepoContext(BaseModel):
     apt_packages: list[Hint] = Field(default_factory=list)  # from CI apt-get lines
     services: list[Service] = Field(default_factory=list)  # servers the tests need
     service_env: list[Hint] = Field(default_factory=list)  # "KEY=VALUE" pointing at them
+    # "KEY=VALUE" naming the settings the tests need (DJANGO_SETTINGS_MODULE): tox setenv,
+    # a test command's environment prefix, manage.py's default
+    settings_env: list[Hint] = Field(default_factory=list)
     sources_read: list[str] = Field(default_factory=list)

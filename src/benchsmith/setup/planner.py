@@ -194,6 +194,23 @@ class RulePlanner:
         # Sandboxes reach package indexes only: a command that skips network tests wins.
         pytest_hints.sort(key=lambda h: (bool(_ENABLES_NETWORK.search(h.value)),
                                          not _SKIPS_NETWORK.search(h.value)))
+        settings = _settings(context)
+        django = next(((h, args) for h in sorted(context.test_commands, key=_rank)
+                       if (args := django_test_args(h.value)) is not None), None)
+        if django and not pytest_hints and not context.pytest_config_file:
+            hint, args = django
+            plan.runner, plan.entry = "unittest", ["django", "test", "--verbosity=2"]
+            for word in args:
+                if word.startswith("--settings="):
+                    settings["DJANGO_SETTINGS_MODULE"] = word.split("=", 1)[1]
+            plan.test_args = [a for a in args if not a.startswith("--settings=")]
+            plan.sources["test"] = [hint.source]
+        if settings and (django or "DJANGO_SETTINGS_MODULE" not in context.pytest_ini_keys):
+            # Django's runner and pytest-django (below its ini setting) read them from the environment
+            plan.env.update({k: v for k, v in settings.items() if k not in plan.env})
+            plan.sources["settings"] = sorted({h.source for h in context.settings_env})
+        if plan.entry:
+            return
         unittest_hint = next((h for h in context.test_commands if "unittest" in h.value), None)
         if context.uses_unittest and not pytest_hints and not context.pytest_config_file:
             plan.runner = "unittest"
@@ -315,3 +332,54 @@ def neutralise_configured_options(plan: Plan, context: RepoContext) -> None:
         if found and option not in plan.test_args:
             plan.test_args.append(option)
             plan.neutralised.append(f"{' '.join(found)} ({where}): {option}")
+
+
+def _settings(context: RepoContext) -> dict[str, str]:
+    """Settings variables the tests run with; the first source that names one wins."""
+    found: dict[str, str] = {}
+    for hint in context.settings_env:
+        key, _, value = hint.value.partition("=")
+        found.setdefault(key, value)
+    return found
+
+
+_DJANGO_DROP = re.compile(r"^(-v\d|--verbosity=\d|--parallel(=\S+)?|--failfast|--keepdb|--noinput"
+                          r"|--no-input|--timing|--durations=\d+|--buffer|-b)$")
+_DJANGO_VALUE = {"-v", "--verbosity", "--parallel", "--durations"}  # dropped with their value
+
+
+def django_test_args(command: str) -> list[str] | None:
+    """What follows `test` in a Django test command (``python -m django test``, ``django-admin
+    test``, ``manage.py test``, also under ``coverage run``), with verbosity, parallelism and
+    fail-fast options dropped and ``--settings X`` as ``--settings=X``; None when the command
+    is not one."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        return None
+    for index, word in enumerate(words[:-1]):
+        program = word.rsplit("/", 1)[-1]
+        runs_django = (program == "django" and index and words[index - 1] == "-m") or program in (
+            "django-admin", "django-admin.py", "manage.py")
+        if runs_django and words[index + 1] == "test":
+            rest = words[index + 2:]
+            break
+    else:
+        return None
+    args: list[str] = []
+    pending = ""
+    for word in rest:
+        if word in ("&&", "||", ";", "|"):
+            break
+        if pending:
+            if pending == "--settings":
+                args.append(f"--settings={word}")
+            pending = ""
+        elif word in _DJANGO_VALUE or word == "--settings":
+            pending = word
+        elif not _DJANGO_DROP.match(word):
+            # ${TEST_ARGS:-tests} (make) and {posargs:tests} (tox, resolved already): the default
+            word = re.sub(r"^\$\{\w+:-(.*)\}$", r"\1", word)
+            if word and not word.startswith("$"):
+                args.append(word)
+    return args

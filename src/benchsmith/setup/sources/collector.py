@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from benchsmith.setup.context_model import Hint, RepoContext
-from benchsmith.setup.sources.commands import apt_packages, classify_line, shell_lines
+from benchsmith.setup.sources.commands import (
+    apt_packages,
+    classify_line,
+    env_assignments,
+    settings_assignments,
+    shell_lines,
+)
 from benchsmith.setup.sources.repo_files import RepoFiles
 from benchsmith.setup.sources.versions import python_minor
 
@@ -55,6 +61,9 @@ class Collector:
         for kind, command in classify_line(line):
             target = self.ctx.install_commands if kind == "install" else self.ctx.test_commands
             self.hint(target, command, source)
+            if kind == "test":
+                for setting in settings_assignments(env_assignments(command)):
+                    self.hint(self.ctx.settings_env, setting, source)
             if kind == "install":
                 for package in apt_packages(command):
                     self.hint(self.ctx.apt_packages, package, source)

@@ -158,7 +158,14 @@ def _tokens(segment: str) -> list[str]:
 
 
 def _after_interpreter(args: list[str]) -> list[str]:
+    skip = False
     for index, arg in enumerate(args):
+        if skip:  # the value of -W / -X
+            skip = False
+            continue
+        if arg in ("-W", "-X"):
+            skip = True
+            continue
         if arg == "-m" and index + 1 < len(args):
             return args[index + 1 :]
         if arg.startswith("-m") and len(arg) > 2:
@@ -196,12 +203,39 @@ def classify(segment: str) -> CommandKind | None:
         return "test" if args[:1] == ["run"] else None
     if program in ("make", "gmake"):
         return "test" if any(a in _TEST_MAKE_TARGETS for a in args) else None
-    if program in ("manage.py", "django-admin"):
+    if program in ("manage.py", "django-admin", "django"):
         return "test" if args[:1] == ["test"] else None
     if program == "hatch":
         script = args[1] if args[:1] == ["run"] and len(args) > 1 else ""
         return "test" if args[:1] == ["test"] or "test" in script else None
     return None
+
+
+# Environment variables that name the settings a project's tests run with.
+SETTINGS_KEYS = ("DJANGO_SETTINGS_MODULE", "DJANGO_CONFIGURATION")
+
+
+def settings_assignments(assignments: dict[str, str]) -> list[str]:
+    """The ``KEY=value`` settings hints among an environment's assignments."""
+    return [f"{key}={value}" for key, value in assignments.items()
+            if key in SETTINGS_KEYS and re.fullmatch(r"[\w.]+", value)]
+
+
+def env_assignments(segment: str) -> dict[str, str]:
+    """The ``KEY=value`` words a shell command starts with (its environment prefix)."""
+    try:
+        words = shlex.split(segment.replace("\\", " "), comments=True)
+    except ValueError:
+        words = segment.split()
+    found: dict[str, str] = {}
+    for word in words:
+        if word in _WRAPPERS:
+            continue
+        if not _ASSIGNMENT.match(word):
+            break
+        key, _, value = word.partition("=")
+        found[key] = value
+    return found
 
 
 def classify_line(line: str) -> list[tuple[CommandKind, str]]:

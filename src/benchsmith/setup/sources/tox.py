@@ -9,7 +9,7 @@ from typing import Any
 
 from benchsmith.setup.sources.coerce import as_dict, as_list, as_str, as_str_list, ini_list
 from benchsmith.setup.sources.collector import Collector
-from benchsmith.setup.sources.commands import is_non_test_env, join_args
+from benchsmith.setup.sources.commands import is_non_test_env, join_args, settings_assignments
 from benchsmith.setup.sources.repo_files import load_ini
 from benchsmith.setup.sources.versions import expand_braces, split_envlist, tox_env_pythons
 
@@ -104,6 +104,17 @@ def tox_command(line: str) -> str:
     return " ".join(line.lstrip("-!").split())
 
 
+def _setenv(lines: list[str]) -> dict[str, str]:
+    """``KEY = value`` lines of tox's `setenv`, with ``{env:NAME:default}`` read as its default."""
+    found: dict[str, str] = {}
+    for line in lines:
+        key, sep, value = line.partition("=")
+        if sep and key.strip().isidentifier():
+            value = re.sub(r"\{env:[^:}]+:([^}]*)\}", r"\1", value.strip())
+            found[key.strip()] = value.replace("{toxinidir}", ".")
+    return found
+
+
 def tox_dep(line: str) -> str:
     """A deps line as a requirement string or "-r file" / "-c file"."""
     line = line.split(" #", 1)[0].strip().replace("{toxinidir}/", "").replace("{toxinidir}", ".")
@@ -123,6 +134,7 @@ class ToxEnv:
     deps: list[str] = field(default_factory=list)
     extras: list[str] = field(default_factory=list)
     basepython: str = ""
+    setenv: dict[str, str] = field(default_factory=dict)
 
 
 def _record_env(c: Collector, env: ToxEnv, source: str) -> None:
@@ -136,6 +148,8 @@ def _record_env(c: Collector, env: ToxEnv, source: str) -> None:
         c.hint(c.ctx.tox_deps, tox_dep(dep), source)
     for extra in env.extras:
         c.hint(c.ctx.tox_extras, extra, source)
+    for setting in settings_assignments(env.setenv):
+        c.hint(c.ctx.settings_env, setting, source)
 
 
 def read_tox_ini(
@@ -165,6 +179,7 @@ def read_tox_ini(
                 for e in ini_list(line)
             ],
             basepython=values.get("basepython", ""),
+            setenv=_setenv(_ini_lines(ini, values.get("setenv", ""), factors=factors)),
         )
         _record_env(c, tox_env, source)
 
