@@ -13,7 +13,7 @@ import pytest
 
 from benchsmith.core import BenchsmithError
 from benchsmith.mining.closing import closing_links_in
-from benchsmith.mining.git_miner import mine_git
+from benchsmith.mining.git_miner import load_issues, mine_git
 from tests.conftest import RepoBuilder
 
 REPO = "acme/proj"
@@ -108,9 +108,11 @@ def issues_jsonl(tmp_path: Path) -> Path:
     return path
 
 
-def mine(source: str, **kwargs: object) -> tuple[list, dict[int, str]]:
+def mine(source: str, issues_file: Path | None = None, **kwargs: object) -> tuple[list, dict[int, str]]:
     skipped: dict[int, str] = {}
-    prs = list(mine_git(source, REPO, on_skip=lambda number, why: skipped.setdefault(number, why),
+    issues = load_issues(issues_file) if issues_file else None
+    prs = list(mine_git(source, REPO, issues=issues,
+                        on_skip=lambda number, why: skipped.setdefault(number, why),
                         **kwargs))  # type: ignore[arg-type]
     return prs, skipped
 
@@ -262,6 +264,36 @@ def test_with_an_issues_file_the_issue_must_be_there_and_older(
     assert prs[0].issue_link.startswith("#2: ")
     assert skipped[12] == "issue #7 was opened after the PR"
     assert skipped[24] == "issue #23 is not in the issues file"
+
+
+def test_bad_issue_lines_and_huge_messages_are_one_line_each_and_mining_goes_on(
+        make_repo: Callable[..., RepoBuilder], tmp_path: Path) -> None:
+    from .test_cli_batch import run_cli
+
+    shas = build_project(make_repo)
+    repo = make_repo("huge", {"src/proj/__init__.py": "", "src/proj/parse.py": PARSE_V1,
+                              "tests/test_parse.py": "def test_parse():\n    pass\n"})
+    repo.commit({"src/proj/parse.py": PARSE_V2, "tests/test_parse.py": "def test_y():\n    pass\n"},
+                "Fix parse (#31)\n\nFixes #30\n\n" + "log line\n" * 12_000, date="2023-03-01T00:00:00Z")
+    issues = tmp_path / "issues.jsonl"
+    issues.write_text(issues_jsonl(tmp_path).read_text() + "{not json\n" + json.dumps({"title": "no number"})
+                      + "\n" + json.dumps({"number": 30, "title": "Parse", "body": "broken",
+                                            "created_at": "2023-01-01T00:00:00Z"}) + "\n")
+    repos = tmp_path / "repos.txt"
+    repos.write_text(f"{shas['path']} {REPO}\n")
+    out = tmp_path / "prs.jsonl"
+    result = run_cli("mine", str(repos), "--from-git", "--issues", str(issues), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "issues.jsonl:2: not an issue record" in result.stderr
+    assert "issues.jsonl:3: not an issue record (no number): skipped" in result.stderr
+    assert [json.loads(line)["number"] for line in out.read_text().splitlines()] == [3]
+    # without issue texts, a 100 KB commit message is no problem statement: skipped, one reason
+    repos.write_text(f"{repo.path} fixture/huge\n")
+    result = run_cli("mine", str(repos), "--from-git", "--out", str(tmp_path / "huge.jsonl"))
+    assert result.returncode == 0, result.stderr
+    [log] = map(json.loads, (tmp_path / "huge.jsonl.repos.jsonl").read_text().splitlines())
+    assert not log["error"] and log["kept"] == 0
+    assert any(reason.startswith("problem statement of 108,") for reason in log["skipped"])
 
 
 def _blob(text: str) -> str:

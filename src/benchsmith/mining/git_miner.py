@@ -30,6 +30,7 @@ _PULL_REF = re.compile(r"^refs/pull/(\d+)/(head|merge)$")
 # Read-only and independent of the user's config: plain a/ b/ prefixes, unquoted UTF-8 paths.
 _CONFIG = ("-c", "core.quotepath=false", "-c", "log.showSignature=false", "-c", "diff.noprefix=false")
 _LOG_FORMAT = "--format=%H%x1f%P%x1f%aI%x1f%cI%x1f%B"
+MAX_STATEMENT = 100_000  # characters: longer texts are pasted logs or generated, not issues
 
 OnSkip = Callable[[int, str], None]
 
@@ -163,17 +164,24 @@ def _candidates(history: _History, pulls: dict[int, dict[str, str]], skip: OnSki
         skip(number, "not merged")
 
 
-def _load_issues(path: Path) -> dict[int, dict]:
+def load_issues(path: Path, warn: Callable[[str], None] | None = None) -> dict[int, dict]:
+    """Issues by number from a JSONL file; a line that is not an issue record is reported
+    through `warn` (one line each) and skipped."""
     issues: dict[int, dict] = {}
-    with path.open(encoding="utf-8") as lines:
-        for lineno, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                issue = json.loads(line)
-                issues[int(issue["number"])] = issue
-            except (ValueError, KeyError, TypeError) as exc:
-                raise BenchsmithError(f"{path}:{lineno}: not an issue record ({exc})") from None
+    try:
+        with path.open(encoding="utf-8", errors="replace") as lines:
+            for lineno, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    issue = json.loads(line)
+                    issues[int(issue["number"])] = issue
+                except (ValueError, KeyError, TypeError) as exc:
+                    if warn is not None:
+                        reason = "no number" if isinstance(exc, KeyError) else str(exc).splitlines()[0][:80]
+                        warn(f"{path}:{lineno}: not an issue record ({reason}): skipped")
+    except OSError as exc:
+        raise BenchsmithError(f"cannot read issues file {path}: {exc.strerror or exc}") from None
     return issues
 
 
@@ -269,6 +277,8 @@ def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _
     else:
         statement, hints = f"{title}\n{body}\n", ""
         problem_source = "pr" if candidate.kind == "merge" else "commit"
+    if len(statement) > MAX_STATEMENT:
+        return f"problem statement of {len(statement):,} characters (more than {MAX_STATEMENT:,})"
     return PullRequest(
         repo=repo, number=candidate.number, title=title, body=body, base_commit=base,
         merge_commit=landing.sha, head_commit=head, created_at=created_at,
@@ -279,17 +289,19 @@ def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _
     )
 
 
-def mine_git(source: str, repo: str, max_prs: int | None = None, issues_file: Path | None = None,
+def mine_git(source: str, repo: str, max_prs: int | None = None,
+             issues: dict[int, dict] | None = None,
              on_skip: OnSkip | None = None) -> Iterator[PullRequest]:
     """Valid PRs (issue-resolving, with code and test changes) of a local clone, newest first.
 
-    Skipped candidates are reported as ``on_skip(number, reason)``; `max_prs` caps the valid ones.
+    Skipped candidates are reported as ``on_skip(number, reason)``; `max_prs` caps the valid ones;
+    `issues` (from :func:`load_issues`) gives issue texts and is the authority on what exists.
     """
     git_dir = resolve(source, repo=repo).git_dir
     if git_dir is None:
         raise BenchsmithError(f"{source} is not a git repository: --from-git needs a clone")
     skip: OnSkip = on_skip or (lambda number, reason: None)
-    issues = _load_issues(issues_file) if issues_file else {}
+    issues = issues or {}
     if max_prs is not None and max_prs <= 0:
         return
     history = _load_history(git_dir, _default_branch(git_dir))

@@ -55,6 +55,12 @@ def mine_repos(entries: list[str], mode: Mode, out: Path, max_prs: int | None,
     done = load_finished(log)
     prs_out, log_out = JsonlWriter(out), JsonlWriter(log)
     client = _github_client(out) if mode == "github" else None
+    if issues_file is not None:
+        from benchsmith.mining.git_miner import load_issues
+
+        issues = load_issues(issues_file, warn=say)
+    else:
+        issues = {}
     results: list[RepoMined] = []
     for entry in entries:
         if entry in done:
@@ -74,7 +80,7 @@ def mine_repos(entries: list[str], mode: Mode, out: Path, max_prs: int | None,
             if mode == "git":
                 from benchsmith.mining.git_miner import mine_git
 
-                prs = mine_git(resolve_source(source, mirrors), repo, max_prs, issues_file, on_skip)
+                prs = mine_git(resolve_source(source, mirrors), repo, max_prs, issues, on_skip)
             else:
                 from benchsmith.mining.github_miner import mine_github
 
