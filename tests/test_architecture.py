@@ -23,9 +23,10 @@ ALLOWED: dict[str, set[str]] = {
     "mining": {"core", "instance", "sandbox", "parsing", "harness", "setup"},
     "evaluation": {"core", "instance", "sandbox", "parsing", "harness"},
     "datasets": {"core", "instance", "sandbox", "parsing", "harness", "setup"},
+    "analysis": {"core", "instance", "sandbox", "parsing", "harness"},
     "testing": {"core"},
     "cli": {"core", "instance", "sandbox", "parsing", "harness", "setup", "mining", "evaluation",
-            "datasets", "testing"},
+            "datasets", "analysis", "testing"},
 }
 # Only these may know a backend by name: the backends themselves, and the CLI's docker group.
 BACKEND_AWARE = ("sandbox", "cli")

@@ -1,4 +1,5 @@
-"""`benchsmith prepare`: environments for published SWE-bench-format datasets."""
+"""`benchsmith prepare` (environments for published SWE-bench-format datasets) and
+`benchsmith analyze` (their characteristics, side by side)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from benchsmith.cli.app import app, err, fail, out, read_input
+from benchsmith.cli.app import app, err, fail, out, read_input, say
 from benchsmith.cli.options import MirrorsOpt, engine_options
 
 if TYPE_CHECKING:
@@ -125,3 +126,36 @@ def export(
             err.print(f"[red]failed:[/] {instance.instance_id}: {exc}", highlight=False, soft_wrap=True)
     if not exported:
         fail("no instance could be exported")
+
+
+@app.command()
+def analyze(
+    datasets: Annotated[list[str], typer.Argument(help="NAME=FILE per dataset (JSONL/JSON/parquet instances), compared side by side.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Report directory: index.html, tables.json, NAME.csv, figures/.")] = Path("report"),
+    mirrors: MirrorsOpt = None,
+) -> None:
+    """Per-instance characteristics of datasets, side-by-side tables, CDF figures and an HTML report."""
+    from benchsmith.analysis import analyze as run_analysis
+    from benchsmith.core import BenchsmithError
+
+    inputs: dict[str, Path] = {}
+    for item in datasets:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            fail(f"expected NAME=FILE, got {item!r}")
+        if name in inputs:
+            fail(f"dataset name {name!r} given twice")
+        inputs[name] = Path(path)
+    try:
+        rows, notes = run_analysis(inputs, out_dir, mirrors, warn=say)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    for note in notes:
+        say(note)
+    table = Table(title=f"analyze: {out_dir / 'index.html'}")
+    table.add_column("dataset")
+    table.add_column("instances", justify="right")
+    table.add_column("repositories", justify="right")
+    for name, found in rows.items():
+        table.add_row(name, str(len(found)), str(len({r["repo"] for r in found})))
+    out.print(table)
