@@ -20,14 +20,14 @@ mkdir -p "$out"
 step() { echo "== $* $(date -Is)"; }
 step mine
 benchsmith mine "$list" --from-git --mirrors "$mirrors" --max-prs "$max_prs" --out "$out/prs.jsonl" \
-  >"$out/mine.log" 2>&1 || echo "mine exited $?"
+  >>"$out/mine.log" 2>&1 || echo "mine exited $?"
 step build
 benchsmith build "$out/prs.jsonl" --per-repo "$per_repo" --out "$out/instances.jsonl" \
-  --refdb "$out/refdb.sqlite" "$@" >"$out/build.log" 2>&1 || echo "build exited $?"
+  --refdb "$out/refdb.sqlite" "$@" >>"$out/build.log" 2>&1 || echo "build exited $?"
 for predictions in gold empty; do
   step "evaluate $predictions"
   benchsmith evaluate --instances "$out/instances.jsonl" --predictions "$predictions" \
-    --mirrors "$mirrors" --output-dir "$out/runs" "$@" >"$out/evaluate-$predictions.log" 2>&1 \
+    --mirrors "$mirrors" --output-dir "$out/runs" "$@" >>"$out/evaluate-$predictions.log" 2>&1 \
     || echo "evaluate $predictions exited $?"
 done
-python "$(dirname "$0")/mining_figures.py" "$out" | tee "$out/figures.json"
+PER_REPO="$per_repo" python "$(dirname "$0")/mining_figures.py" "$out" | tee "$out/figures.json"

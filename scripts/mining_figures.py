@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -24,14 +25,15 @@ def main(out: Path) -> dict:
            for line in (out / "prs.jsonl").read_text().splitlines() if line.strip()]
     outcomes = read_outcomes(out / "instances.log.jsonl")
     written = json.loads((out / "instances.funnel.json").read_text())
-    recount = build_funnel(prs, outcomes).model_dump(mode="json")
+    per_repo = int(os.environ.get("PER_REPO", "3"))  # as bench-mining.sh built them
+    recount = build_funnel(prs, outcomes, per_repo=per_repo).model_dump(mode="json")
     instances = [json.loads(line) for line in (out / "instances.jsonl").read_text().splitlines()
                  if line.strip()]
     flags = Counter(flag for i in instances for flag in i.get("quality_flags") or {})
     gold, empty = _summary(out / "runs" / "fix-gold"), _summary(out / "runs" / "fix-empty")
     stages = Counter(o.stage for o in outcomes)
     return {
-        "repositories_mined": len({p.repo for p in prs}),
+        "repositories_mined": len((out / "prs.jsonl.repos.jsonl").read_text().splitlines()),
         "valid_prs": len(prs),
         "instances": len(instances),
         "repositories_with_instances": len({i["repo"] for i in instances}),
@@ -39,10 +41,10 @@ def main(out: Path) -> dict:
                      for s in TERMINAL},
         "funnel_equals_recount": {k: written[k] == recount[k]
                                   for k in ("pr_stages", "terminal", "flags")},
-        "gold": {k: gold.get(k) for k in ("total", "resolved", "infrastructure_failures", "errors")},
+        "gold": {k: gold.get(k) for k in ("evaluated", "resolved", "infrastructure_failures", "errors")},
         "gold_unresolved": sorted(set().union(*(v for k, v in (gold.get("ids") or {}).items()
                                                if k != "RESOLVED")) if gold else []),
-        "empty": {k: empty.get(k) for k in ("total", "resolved", "empty_patches")},
+        "empty": {k: empty.get(k) for k in ("evaluated", "resolved", "empty_patches")},
         "quality_flag_share": {f: round(n / len(instances), 3) for f, n in sorted(flags.items())}
         if instances else {},
         "hung_tests_named": sum(bool(o.hung) for o in outcomes),

@@ -147,3 +147,37 @@ def test_a_fail_to_pass_test_that_hangs_before_the_fix_is_rejected_as_hung(make_
     assert outcome.stage == "hung"
     assert outcome.hung == ["tests/test_calc.py::test_spaces"]
     assert "hangs before the fix" in outcome.reason
+
+
+PATH_IDS = NEW_TESTS + '''
+
+import pathlib
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+@pytest.mark.parametrize("path", [str(HERE / "test_calc.py")])
+def test_by_path(path):
+    assert pathlib.Path(path).is_file()
+'''
+
+
+def test_tests_named_by_the_checkouts_path_are_no_label(make_repo, tmp_path: Path) -> None:
+    # The ID holds the sandbox's temporary path: evaluate's environment would name it otherwise.
+    repo, base = _repo(make_repo, {})
+    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": PATH_IDS},
+                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    prs = tmp_path / "prs.jsonl"
+    prs.write_text(pr_from(repo, 2, base, fix, issue_numbers=[1]).model_dump_json() + "\n")
+    out = tmp_path / "instances.jsonl"
+    built = run_cli("build", str(prs), "--out", str(out), "--refdb", str(tmp_path / "ref.sqlite"))
+    assert built.returncode == 0, built.stderr
+    [instance] = _instances(out).values()
+    assert json.loads(instance["PASS_TO_PASS"]) == ["tests/test_calc.py::test_plain"]
+    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold",
+                        "--source", f"fixture/calc={repo.path}", "--output-dir", str(tmp_path / "runs"))
+    assert evaluated.returncode == 0, evaluated.stderr
+    [summary] = json.loads((tmp_path / "runs" / "fix-gold" / "summary.json").read_text())
+    assert summary["resolved"] == 1

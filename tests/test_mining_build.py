@@ -154,6 +154,10 @@ def test_the_funnel_adds_up_to_a_recount_of_the_outcome_log(tmp_path: Path) -> N
     assert funnel.pr_stages == {"valid PRs": 10, "setup succeeds": 5, "valid instances": 2}
     assert funnel.error_reasons == {"no available Python": 2}
     assert sum(row.errors for row in funnel.rows) == 2
+    # with a cap of 1 instance per repository, which o/r0 reached, its untried PR is `limit`
+    capped = build_funnel(prs, outcomes, per_repo=1)
+    assert capped.terminal["limit"] == 2 and capped.terminal["not tried"] == 0
+    assert sum(capped.terminal.values()) == 10
 
 
 WORDS = "def split_words(text):\n    return text.split()\n"

@@ -143,7 +143,7 @@ def build(
         builder.build(prs, out_path, log_path, jobs=jobs)
     except KeyboardInterrupt:
         fail(f"interrupted: finished instances are kept in {out_path}; re-run to resume", 130)
-    funnel = build_funnel(prs, read_outcomes(log_path), report)
+    funnel = build_funnel(prs, read_outcomes(log_path), report, per_repo=per_repo)
     funnel_path = out_path.with_suffix(".funnel.json")
     funnel_path.write_text(funnel.model_dump_json(indent=2) + "\n", encoding="utf-8")
     table = Table(title=f"funnel: {out_path}")

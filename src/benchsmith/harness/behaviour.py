@@ -23,6 +23,9 @@ class Behaviour(BaseModel):
     FAIL_TO_FAIL: list[str] = Field(default_factory=list)
     PASS_TO_FAIL: list[str] = Field(default_factory=list)
     flaky: list[str] = Field(default_factory=list)
+    # tests whose IDs contain the checkout's absolute path (a parametrized path): another
+    # environment names them differently, so they are no label
+    unportable: list[str] = Field(default_factory=list)
     before: list[TestRun] = Field(default_factory=list)
     after: list[TestRun] = Field(default_factory=list)
     test_files: list[str] = Field(default_factory=list)
@@ -84,12 +87,24 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
         return Behaviour(before=before, after=after,
                          error=f"the tests gave no results: {after[0].log_tail[-300:]}")
     behaviour = classify(before, after)
+    _drop_unportable(behaviour, sandbox.workdir)
     behaviour.test_files = files
     behaviour.tests_s = round(sum(r.duration_s for r in before + after), 3)
     if progress:
         progress(f"  {len(behaviour.FAIL_TO_PASS)} FAIL_TO_PASS, {len(behaviour.PASS_TO_PASS)} "
                  f"PASS_TO_PASS, {len(behaviour.flaky)} flaky ({time.monotonic() - started:.0f}s)")
     return behaviour
+
+
+def _drop_unportable(behaviour: Behaviour, workdir: str) -> None:
+    """Move tests named by the checkout's absolute path out of every label list."""
+    root = workdir.rstrip("/") + "/"
+    if not workdir.startswith("/"):
+        return
+    for key in ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"):
+        names: list[str] = getattr(behaviour, key)
+        behaviour.unportable += [n for n in names if root in n]
+        setattr(behaviour, key, [n for n in names if root not in n])
 
 
 def _runs(sandbox: Sandbox, spec: TestSpec, files: list[str], runs: int, timeout: float,

@@ -94,6 +94,8 @@ class InstanceBuilder:
                     except BenchsmithError as exc:  # e.g. the base commit is missing
                         outcome, instance = Outcome(instance_id=instance_id(repo, pr.number),
                                                     repo=repo, stage="error", reason=str(exc)), None
+                    if self.engine.cancelled.is_set():
+                        raise KeyboardInterrupt  # its sandbox was torn down mid-run: not a result
                     if instance is not None:
                         instances.write(instance.to_record())
                         valid_so_far[repo] += 1
@@ -132,7 +134,7 @@ class InstanceBuilder:
             behaviour = run_instance_tests(sandbox, plan_spec(plan, [], self.engine.apt), pr.patch, pr.test_patch,
                                            runs=self.runs,
                                            timeout=self.engine.options.test_timeout_s,
-                                           progress=self.progress,
+                                           progress=lambda message: self.progress(f"{iid}: {message.strip()}"),
                                            stall_timeout=self.engine.options.stall_timeout_s)
         except BenchsmithError as exc:
             environment.close()

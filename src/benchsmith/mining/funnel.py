@@ -48,8 +48,12 @@ class Funnel(BaseModel):
 
 
 def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
-                 candidates: dict[str, Any] | None = None, mined_repos: list[str] | None = None) -> Funnel:
-    """Count each stage from the mined PRs, the build log and (optionally) the candidates report."""
+                 candidates: dict[str, Any] | None = None, mined_repos: list[str] | None = None,
+                 per_repo: int | None = None) -> Funnel:
+    """Count each stage from the mined PRs, the build log and (optionally) the candidates report.
+
+    A PR without an outcome is `limit` when its repository already has `per_repo` instances
+    (the build stopped there on purpose), else `not tried`."""
     rows: dict[str, FunnelRow] = {}
     for repo in mined_repos or []:
         rows.setdefault(repo, FunnelRow(repo=repo))
@@ -86,7 +90,14 @@ def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
         "setup succeeds": sum(r.setup_ok for r in rows.values()),
         "valid instances": sum(r.instances for r in rows.values()),
     }
-    terminal["not tried"] = max(0, pr_stages["valid PRs"] - sum(terminal.values()))
+    tried = Counter(outcome.repo for outcome in outcomes)
+    for row in rows.values():
+        untried = max(0, row.valid_prs - tried[row.repo])
+        stage = "limit" if per_repo is not None and row.instances >= per_repo else "not tried"
+        terminal[stage] += untried
+        if untried:
+            reasons[row.repo][stage] += untried
+            row.reasons = dict(reasons[row.repo])
     return Funnel(repo_stages=repo_stages, pr_stages=pr_stages,
                   terminal={stage: terminal.get(stage, 0) for stage in TERMINAL},
                   error_reasons=dict(error_reasons.most_common()), flags=dict(sorted(flags.items())),
