@@ -32,6 +32,16 @@ def _repo(make_repo, files: dict[str, str]):
     return repo, base
 
 
+def _build_cli(repo, base: str, fix: str, tmp_path: Path, *options: str) -> Path:
+    """`benchsmith build` on the one PR from `base` to `fix`; the instances file."""
+    prs = tmp_path / "prs.jsonl"
+    prs.write_text(pr_from(repo, 2, base, fix, issue_numbers=[1]).model_dump_json() + "\n")
+    out = tmp_path / "instances.jsonl"
+    built = run_cli("build", str(prs), "--out", str(out), "--refdb", str(tmp_path / "ref.sqlite"), *options)
+    assert built.returncode == 0, built.stderr
+    return out
+
+
 def _instances(path: Path) -> dict[str, dict]:
     return {r["instance_id"]: r for r in map(json.loads, path.read_text().splitlines())}
 
@@ -41,11 +51,7 @@ def test_a_configured_coverage_threshold_is_neutralised_in_build_and_evaluate(ma
                                    "src/calc/__init__.py": BUGGY + UNCOVERED})
     fix = repo.commit({"src/calc/__init__.py": FIXED + UNCOVERED, "tests/test_calc.py": NEW_TESTS},
                       "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
-    prs = tmp_path / "prs.jsonl"
-    prs.write_text(pr_from(repo, 2, base, fix, issue_numbers=[1]).model_dump_json() + "\n")
-    out = tmp_path / "instances.jsonl"
-    built = run_cli("build", str(prs), "--out", str(out), "--refdb", str(tmp_path / "ref.sqlite"))
-    assert built.returncode == 0, built.stderr
+    out = _build_cli(repo, base, fix, tmp_path)
     [instance] = _instances(out).values()
     spec = instance["test_spec"]
     assert "--no-cov" in spec["args"] and "--maxfail=0" in spec["args"]
@@ -114,12 +120,7 @@ def test_a_test_hanging_during_build_is_named_and_left_out_of_the_instance(make_
     repo, base = _repo(make_repo, {})
     fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": HANGS_AFTER_THE_FIX},
                       "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
-    prs = tmp_path / "prs.jsonl"
-    prs.write_text(pr_from(repo, 2, base, fix, issue_numbers=[1]).model_dump_json() + "\n")
-    out = tmp_path / "instances.jsonl"
-    built = run_cli("build", str(prs), "--out", str(out), "--refdb", str(tmp_path / "ref.sqlite"),
-                    "--stall-timeout", "8", "--runs", "1")
-    assert built.returncode == 0, built.stderr
+    out = _build_cli(repo, base, fix, tmp_path, "--stall-timeout", "8", "--runs", "1")
     [outcome] = map(json.loads, (tmp_path / "instances.log.jsonl").read_text().splitlines())
     assert outcome["stage"] == "valid" and outcome["hung"] == ["tests/test_calc.py::test_waits_forever"]
     [instance] = _instances(out).values()
@@ -169,11 +170,7 @@ def test_tests_named_by_the_checkouts_path_are_no_label(make_repo, tmp_path: Pat
     repo, base = _repo(make_repo, {})
     fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": PATH_IDS},
                       "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
-    prs = tmp_path / "prs.jsonl"
-    prs.write_text(pr_from(repo, 2, base, fix, issue_numbers=[1]).model_dump_json() + "\n")
-    out = tmp_path / "instances.jsonl"
-    built = run_cli("build", str(prs), "--out", str(out), "--refdb", str(tmp_path / "ref.sqlite"))
-    assert built.returncode == 0, built.stderr
+    out = _build_cli(repo, base, fix, tmp_path)
     [instance] = _instances(out).values()
     assert json.loads(instance["PASS_TO_PASS"]) == ["tests/test_calc.py::test_plain"]
     evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold",

@@ -19,7 +19,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from benchsmith.core import BenchsmithError
-from benchsmith.harness.checkout import git
+from benchsmith.harness.checkout import git, instant
 from benchsmith.harness.patches import file_diffs, is_test_path
 from benchsmith.sandbox.tools import git_binary
 
@@ -166,7 +166,7 @@ class Repository:
             stamps = git("log", "--max-parents=0", "--format=%cI", commit, cwd=self.git_dir).split()
         except BenchsmithError:
             return None
-        return min((_instant(s) for s in stamps), default=None)
+        return min((instant(s) for s in stamps), default=None)
 
     def patched(self, commit: str, patch: str, paths: list[str]) -> dict[str, str | None] | None:
         """The texts of `paths` after applying `patch` at `commit` (git apply on a scratch
@@ -209,9 +209,6 @@ def test_patch_characteristics(test_patch: str, repo: Repository | None, commit:
     return result
 
 
-def _instant(stamp: str) -> datetime:
-    moment = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def _years(moment: datetime) -> float:
@@ -235,7 +232,7 @@ def characteristics(record: dict[str, Any], repo: Repository | None) -> dict[str
     created = None
     if record.get("created_at"):
         try:
-            created = _instant(str(record["created_at"]))
+            created = instant(str(record["created_at"]))
         except ValueError:
             created = None
     values["pr_year"] = round(_years(created), 3) if created else None

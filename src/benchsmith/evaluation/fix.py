@@ -6,7 +6,7 @@ from pathlib import Path
 
 from benchsmith.evaluation.models import FixOutcome, InstanceReport, TestsStatus
 from benchsmith.harness.patches import touched_files
-from benchsmith.harness.render import instance_spec, render_spec
+from benchsmith.harness.render import instance_spec, leaving_out, render_spec
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance
@@ -36,7 +36,7 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
         # The recorded command first; without the hung tests, rendered from the spec.
         if not hung:
             return instance.test
-        return [render_spec(spec.model_copy(update={"deselect": [*spec.deselect, *hung]}))]
+        return [render_spec(leaving_out(spec, hung))]
 
     run = run_tests(worktree.sandbox, commands, instance.test_runner, timeout,
                     log_dir / "test_output.txt", stall_timeout=stall_timeout)

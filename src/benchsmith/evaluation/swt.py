@@ -23,7 +23,7 @@ from benchsmith.evaluation.covrun import CoverageRunner
 from benchsmith.evaluation.environment import exclude_newer
 from benchsmith.evaluation.models import InstanceReport, TestOutcome
 from benchsmith.harness.patches import runnable_test_files
-from benchsmith.harness.render import instance_spec, render_spec
+from benchsmith.harness.render import instance_spec, leaving_out, render_spec
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance
@@ -74,7 +74,7 @@ class _Runner:
             return TestRun(), CoverageData()
 
         def commands(hung: list[str]) -> list[str]:  # hung tests are left out of a rerun
-            spec = self.spec.model_copy(update={"deselect": [*self.spec.deselect, *hung]})
+            spec = leaving_out(self.spec, hung)
             if self.coverage.available and self.include:
                 return [self.coverage.command(spec, present, name.replace("@", "-"), self.include)]
             return [render_spec(spec, present)]

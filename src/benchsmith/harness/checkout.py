@@ -35,6 +35,13 @@ class Checkout(BaseModel):
         return self.exclude_newer[:10]
 
 
+def instant(stamp: str) -> datetime:
+    """An ISO 8601 timestamp as git and GitHub write them ("Z" accepted), UTC when it names
+    no zone."""
+    moment = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
 def git(*args: str, cwd: str | Path | None = None, timeout: float = 600) -> str:
     """Run git and return stdout; raise a one-line BenchsmithError on failure."""
     try:

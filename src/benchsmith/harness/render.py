@@ -141,6 +141,11 @@ def plan_spec(plan: Plan, files: list[str], services: bool = True) -> TestSpec:
                     services=[s.kind for s in svc.unique(plan.services)] if services else [])
 
 
+def leaving_out(spec: TestSpec, tests: list[str]) -> TestSpec:
+    """`spec` with `tests` left out too (hung tests, rerun without them)."""
+    return spec.model_copy(update={"deselect": [*spec.deselect, *tests]})
+
+
 def render_spec(spec: TestSpec, files: list[str] | None = None,
                 launcher: tuple[str, ...] = ("python", "-m"), pytest_extra: tuple[str, ...] = ()) -> str:
     """The command that runs `files` (default: the spec's own) the way the spec says.

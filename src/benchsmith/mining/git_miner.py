@@ -13,12 +13,11 @@ import re
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
 from benchsmith.core import BenchsmithError
-from benchsmith.harness.checkout import git, resolve
+from benchsmith.harness.checkout import git, instant, resolve
 from benchsmith.harness.patches import file_diffs, split_patch
 from benchsmith.mining.closing import closing_links_in
 from benchsmith.mining.models import PullRequest
@@ -185,9 +184,6 @@ def load_issues(path: Path, warn: Callable[[str], None] | None = None) -> dict[i
     return issues
 
 
-def _instant(stamp: str) -> datetime:
-    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def _title_body(message: str) -> tuple[str, str]:
@@ -253,11 +249,11 @@ def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _
         return "no test change"
     if not patch:
         return "only test changes"
-    created_at = min((c.author_date for c in own), key=_instant, default=landing.author_date)
+    created_at = min((c.author_date for c in own), key=instant, default=landing.author_date)
     if issues:  # with an issues file, a linked issue must be in it and older than the PR
         unknown = [n for n, _ in links if n not in issues]
         newer = [n for n, _ in links if n in issues and issues[n].get("created_at")
-                 and _instant(issues[n]["created_at"]) >= _instant(created_at)]
+                 and instant(issues[n]["created_at"]) >= instant(created_at)]
         links = [(n, clause) for n, clause in links if n not in unknown and n not in newer]
         if not links:
             return (f"issue #{unknown[0]} is not in the issues file" if unknown
@@ -271,7 +267,7 @@ def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _
         statement = "\n".join(f"{i.get('title') or ''}\n{i.get('body') or ''}\n" for i in found)
         hints = "\n".join(
             c.get("body") or "" for i in found for c in i.get("comments") or []
-            if c.get("created_at") and _instant(c["created_at"]) < _instant(created_at)
+            if c.get("created_at") and instant(c["created_at"]) < instant(created_at)
         )
         problem_source: Literal["issue", "pr", "commit"] = "issue"
     else:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from typing import Any, Literal
 
 from benchsmith.core import BenchsmithError
+from benchsmith.harness.checkout import instant
 from benchsmith.harness.patches import is_test_path, split_patch, touched_files
 from benchsmith.mining.closing import closing_links_in
 from benchsmith.mining.github_client import DIFF, GitHubClient, GitHubError, GitHubNotFound
@@ -25,8 +25,6 @@ SkipReason = Literal[
 ]
 
 
-def _time(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def mine_github(
@@ -110,13 +108,13 @@ def _mine_one(client: GitHubClient, repo: str, pr: dict[str, Any]) -> PullReques
     if all(is_test_path(path) for path in files):
         return "only test changes"
     patch, test_patch = split_patch(diff)
-    cutoff = _time(commits[0]["commit"]["author"]["date"] if commits else pr["created_at"])
+    cutoff = instant(commits[0]["commit"]["author"]["date"] if commits else pr["created_at"])
     hints: list[str] = []
     for issue in issues:
         for comment in client.paginate(
             f"/repos/{repo}/issues/{issue['number']}/comments", {"per_page": 100}
         ):
-            if _time(comment["created_at"]) < cutoff:
+            if instant(comment["created_at"]) < cutoff:
                 hints.append(comment.get("body") or "")
     base = pr.get("base") or {}
     return PullRequest(
