@@ -70,10 +70,15 @@ def test_remote():
 '''
 
 
+DOWNLOADING = "tests/test_data_download.py"
+
+
 @pytest.mark.slow
 def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> None:
+    # A module that never finishes importing (as a test-data download retried without network
+    # does): the environment is validated on the instances' own test files, so it never runs.
     repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE,
-                              TEST_FILE: WORDS_TESTS})
+                              TEST_FILE: WORDS_TESTS, DOWNLOADING: "import time\n\ntime.sleep(3600)\n"})
     base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
     later = repo.commit({"NEWS.md": "news\n"}, date="2023-05-12T12:00:00+00:00")
     mirrors = tmp_path / "mirrors"
@@ -126,6 +131,7 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
     assert one["prepare"]["setup_commit"] == two["prepare"]["setup_commit"] == base  # set up once
     assert one["python"] == "3.11" and one["exclude_newer"].startswith("2023-05-15")
     assert "prepare summary" in first.stdout and "statuses:" in first.stdout
+    assert "validated on 1 test file" in first.stderr and "hung:" not in first.stderr, first.stderr
 
     # Re-running skips everything; a changed label redoes that instance only.
     again = run_cli(*args)
@@ -144,6 +150,29 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
     assert evaluated.returncode == 0, evaluated.stderr[-2000:]
     assert "3" in evaluated.stdout
     assert_loads_with_swebench(out, tmp_path)  # the `swebench` package's loader reads the output
+
+
+def test_a_group_is_pinned_no_earlier_than_its_setup_commit() -> None:
+    from benchsmith.datasets.prepare import pin_day
+    from benchsmith.instance import TaskInstance
+
+    first = TaskInstance(instance_id="o__r-1", repo="o/r", base_commit="a" * 40,
+                         created_at="2021-01-29T10:00:00Z")
+    assert pin_day(first, "2023-03-17") == "2023-03-17"  # the setup commit needs newer releases
+    assert pin_day(first, "2020-05-01") == "2021-01-29"
+    assert pin_day(first.model_copy(update={"created_at": ""}), "2020-05-01") == "2020-05-01"
+
+
+def test_an_instance_whose_environment_failed_reproduces_no_label() -> None:
+    from benchsmith.datasets.prepare import Preparer, Published, summarize
+    from benchsmith.instance import TaskInstance
+
+    instance = TaskInstance(instance_id="o__r-1", repo="o/r", base_commit="a" * 40,
+                            FAIL_TO_PASS=["t.py::a"], PASS_TO_PASS=["t.py::b", "t.py::c"])
+    published = Published(instance=instance, raw={"instance_id": "o__r-1"}, fingerprint="f")
+    _, verdict, record = Preparer(None)._failed(published, "setup_failed", "no", "c")  # type: ignore[arg-type]
+    assert not verdict.fail_to_pass.all_reproduced and verdict.pass_to_pass.total == 2
+    assert summarize([record]).fail_to_pass_reproduced == 0
 
 
 def test_prepare_with_nothing_usable_is_one_line(tmp_path: Path) -> None:

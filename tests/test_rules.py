@@ -101,7 +101,7 @@ def test_planner_uses_tox_extras_requirement_files_and_ci_test_command() -> None
     assert plan.requirement_files == ["requirements/test.txt"]
     assert "pytest-timeout" in plan.packages
     assert install == ["uv pip install --exclude-newer 2023-06-01T00:00:00Z -e '.[tests]' "
-                       "-r requirements/test.txt pytest pytest-timeout"]
+                       "-r requirements/test.txt pytest pytest-timeout setuptools"]
     assert test == ["python -m pytest -rA -v -p no:cacheprovider tests/unit"]
     assert plan.sources["extras"] == ["tox.ini"] and plan.sources["test"] == ["tox.ini"]
 
@@ -283,7 +283,7 @@ def test_conflicting_added_package_is_dropped_before_relaxing() -> None:
 
 
 def test_reused_plan_gets_the_date_rules_of_its_new_date() -> None:
-    from benchsmith.setup.planner import apply_date_rules
+    from benchsmith.setup.date_rules import apply_date_rules
 
     ctx = context(root_files=["setup.py"])
     reused = plan(exclude_newer="2021-03-01T00:00:00Z")
@@ -292,6 +292,23 @@ def test_reused_plan_gets_the_date_rules_of_its_new_date() -> None:
     recent = plan()
     apply_date_rules(recent, ctx)
     assert recent.exclude_newer_packages == {}
+
+
+def test_environments_before_python_312_come_with_setuptools_as_virtualenvs_did() -> None:
+    from benchsmith.setup.date_rules import apply_date_rules
+
+    ctx = context(root_files=["setup.py"])
+    old = plan(python="3.11")
+    apply_date_rules(old, ctx)
+    assert old.packages.count("setuptools") == 1 and any("seeded" in n for n in old.notes)
+    apply_date_rules(old, ctx)  # reused again: still once
+    assert old.packages.count("setuptools") == 1
+    pinned = plan(python="3.8", packages=["setuptools<45"])
+    apply_date_rules(pinned, ctx)
+    assert pinned.packages == ["setuptools<45"]  # the project's own pin stands
+    new = plan(python="3.12")
+    apply_date_rules(new, ctx)
+    assert "setuptools" not in new.packages
 
 
 def test_a_broken_setup_py_is_not_mistaken_for_missing_pep660() -> None:

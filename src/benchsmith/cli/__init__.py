@@ -10,6 +10,8 @@ from __future__ import annotations
 import signal
 import sys
 
+from rich.markup import escape
+
 from benchsmith.cli import datasets, docker, evaluate, mining, setup
 from benchsmith.cli.app import app, err
 from benchsmith.core import BenchsmithError
@@ -53,13 +55,13 @@ def main() -> None:
             names.insert(0, ctx.info_name or "")
             ctx = ctx.parent
         hint = f" (see: benchsmith {' '.join([*names, '--help'])})"
-        err.print(f"[bold red]error:[/] {exc.format_message()}{hint}", highlight=False,
+        err.print(f"[bold red]error:[/] {escape(exc.format_message())}{escape(hint)}", highlight=False,
                   soft_wrap=True)
         sys.exit(2)
     except Abort:
         err.print("[bold red]error:[/] interrupted", highlight=False)
         sys.exit(130)
     except BenchsmithError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)

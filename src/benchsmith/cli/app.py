@@ -8,6 +8,7 @@ from typing import NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_show_locals=False,
                   help="Turn Python repositories into validated, historically accurate test environments.")
@@ -18,13 +19,13 @@ out = Console()
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one red line on stderr and exit with `code` (2: bad input)."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
 def say(message: str) -> None:
     """A dim progress line on stderr (also readable when stderr is a file)."""
-    err.print(f"[dim]{message}[/]", highlight=False, soft_wrap=True)
+    err.print(f"[dim]{escape(message)}[/]", highlight=False, soft_wrap=True)
 
 
 def read_input(reader: Callable[[Path], tuple[T, list[str]]], path: Path, label: str = "skipped") -> T:
@@ -37,5 +38,5 @@ def read_input(reader: Callable[[Path], tuple[T, list[str]]], path: Path, label:
     except BenchsmithError as exc:
         fail(str(exc))
     for problem in problems:
-        err.print(f"[yellow]{label}:[/] {problem}", highlight=False, soft_wrap=True)
+        err.print(f"[yellow]{label}:[/] {escape(problem)}", highlight=False, soft_wrap=True)
     return items

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from benchsmith.cli.app import app, err, fail, out, read_input, say
@@ -42,10 +43,10 @@ def prepare(
         colour = {"reproduced": "green", "fail_to_pass_reproduced": "yellow"}.get(verdict.status, "red")
         detail = f" ({verdict.reason})" if verdict.reason else ""
         err.print(f"[{colour}]{verdict.status:24}[/] {item.instance.instance_id} "
-                  f"{verdict.instance_s:.0f}s{detail}", highlight=False, soft_wrap=True)
+                  f"{verdict.instance_s:.0f}s{escape(detail)}", highlight=False, soft_wrap=True)
 
-    preparer = Preparer(SetupEngine(options, progress=lambda m: err.print(f"  {m}", highlight=False)),
-                        mirrors=mirrors, runs=runs, on_record=on_record)
+    preparer = Preparer(SetupEngine(options, progress=lambda m: say(f"  {m}")), mirrors=mirrors,
+                        runs=runs, progress=say, on_record=on_record)
     try:
         preparer.prepare(published, out_path, jobs=jobs)
     except KeyboardInterrupt:
@@ -123,7 +124,7 @@ def export(
             out.print(line, highlight=False, soft_wrap=True)
             exported += 1
         except BenchsmithError as exc:
-            err.print(f"[red]failed:[/] {instance.instance_id}: {exc}", highlight=False, soft_wrap=True)
+            err.print(f"[red]failed:[/] {instance.instance_id}: {escape(str(exc))}", highlight=False, soft_wrap=True)
     if not exported:
         fail("no instance could be exported")
 

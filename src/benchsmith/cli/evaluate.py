@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from benchsmith.cli.app import app, err, fail, out, say
 from benchsmith.cli.options import MirrorsOpt, SourceOpt, parse_sources, sandbox_options
@@ -56,7 +57,7 @@ def evaluate(
     except BenchsmithError as exc:
         fail(str(exc))
     for problem in problems:
-        err.print(f"[yellow]warning:[/] {problem}", highlight=False, soft_wrap=True)
+        err.print(f"[yellow]warning:[/] {escape(problem)}", highlight=False, soft_wrap=True)
     if not chosen:
         fail("nothing to evaluate: no prediction matches a usable instance")
     name = run_id or f"{mode}-{GOLD if predictions == GOLD else Path(predictions).stem}"

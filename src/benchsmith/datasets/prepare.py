@@ -17,6 +17,7 @@ from benchsmith.datasets.labels import LabelCheck, check_labels
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import resolve, resolve_source
 from benchsmith.harness.jsonl import JsonlWriter, read_records, records_by_key
+from benchsmith.harness.patches import runnable_test_files
 from benchsmith.harness.render import plan_spec, render_install, render_spec
 from benchsmith.instance import TaskInstance
 from benchsmith.setup.engine import SetupEngine
@@ -90,6 +91,13 @@ def fingerprint(instance: TaskInstance) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
+def pin_day(first: TaskInstance, setup_commit_day: str) -> str:
+    """The date a group's environment is pinned to: its earliest instance's date, but never
+    before its setup commit (whose requirements may need releases newer than that instance)."""
+    created = first.created_at[:10]
+    return max(created, setup_commit_day[:10]) if created else setup_commit_day[:10]
+
+
 def group_key(instance: TaskInstance) -> tuple[str, str]:
     """Instances that share an environment: the same repository and environment_setup_commit,
     else the same version, else each its own."""
@@ -135,11 +143,16 @@ class Preparer:
         first = items[0].instance
         setup_commit = first.environment_setup_commit or first.base_commit
         source = resolve_source(first.repo, self.mirrors)
+        # validated on the group's own test files: the labels, not the whole suite, say
+        # whether the environment works (a suite with a module hanging on a download is fine)
+        focus = list(dict.fromkeys(f for item in items
+                                   for f in runnable_test_files(item.instance.test_patch)))
         try:
-            day = first.created_at[:10] or resolve(source, rev=setup_commit).pin_date
+            day = pin_day(first, resolve(source, rev=setup_commit).pin_date)
             self.progress(f"{first.repo}: {len(items)} instance(s), environment at "
-                          f"{setup_commit[:12]} pinned to {day}")
-            made = set_up(self.engine, source, setup_commit, day, first.repo)
+                          f"{setup_commit[:12]} pinned to {day}, validated on {len(focus)} "
+                          "test file(s) of theirs")
+            made = set_up(self.engine, source, setup_commit, day, first.repo, focus=focus)
         except BenchsmithError as exc:
             for item in items:
                 yield self._failed(item, "setup_failed", str(exc), setup_commit)
@@ -195,8 +208,11 @@ class Preparer:
 
     def _failed(self, item: Published, status: PrepareStatus, reason: str,
                 setup_commit: str) -> tuple[Published, Verdict, dict[str, Any]]:
+        labels = item.instance  # nothing reproduced: every published label is still to check
         verdict = Verdict(status=status, reason=reason, fingerprint=item.fingerprint,
-                          setup_commit=setup_commit)
+                          setup_commit=setup_commit,
+                          fail_to_pass=LabelCheck(total=len(labels.FAIL_TO_PASS)),
+                          pass_to_pass=LabelCheck(total=len(labels.PASS_TO_PASS)))
         return item, verdict, {**item.raw, "prepare": verdict.model_dump(mode="json")}
 
 

@@ -30,7 +30,7 @@ from benchsmith.core import (
     output_tail,
 )
 from benchsmith.harness.checkout import Checkout, materialize, resolve
-from benchsmith.harness.render import render
+from benchsmith.harness.render import leaving_out, plan_spec, render, render_spec
 from benchsmith.harness.services import local_reason
 from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
 from benchsmith.sandbox.config import (
@@ -43,7 +43,8 @@ from benchsmith.sandbox.pythons import version_key
 from benchsmith.sandbox.store import environment_name
 from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
-from benchsmith.setup.planner import RulePlanner, apply_date_rules
+from benchsmith.setup.date_rules import apply_date_rules
+from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
 from benchsmith.setup.record import Iteration, SetupRecord
 from benchsmith.setup.refdb import ReferenceDB
@@ -102,11 +103,15 @@ class SetupEngine:
 
     # -- public ------------------------------------------------------------------------
     def setup(self, source: str, rev: str | None = None, on_date: str | None = None,
-              repo: str | None = None, keep: Callable[[Sandbox], None] | None = None) -> SetupRecord:
+              repo: str | None = None, keep: Callable[[Sandbox], None] | None = None,
+              focus: list[str] | None = None) -> SetupRecord:
         """Set up `source` at `rev` (or the last commit before `on_date`); raise on bad input.
 
         With `keep`, the sandbox of the validating attempt is handed to `keep` instead of being
         closed (the caller then owns it), so task mining can run instances in it right away.
+        With `focus` (test files), validation runs those of them the commit has instead of the
+        whole suite, as a dataset's own tests decide whether its environment works (`prepare`);
+        with none of them there, the whole suite.
         """
         started = time.monotonic()
         checkout = resolve(source, rev=rev, on_date=on_date, repo=repo)
@@ -121,7 +126,8 @@ class SetupEngine:
                     f"no Python project in {source} at {checkout.commit[:12]} "
                     "(no setup.py, setup.cfg, pyproject.toml or requirements file)"
                 )
-            record = self._run(checkout, context, host_repo, keep)
+            focused = [f for f in focus or [] if (host_repo / f).is_file()]
+            record = self._run(checkout, context, host_repo, keep, focused)
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
         record.duration_s = round(time.monotonic() - started, 2)
@@ -129,7 +135,8 @@ class SetupEngine:
 
     # -- the loop ----------------------------------------------------------------------
     def _run(self, checkout: Checkout, context: RepoContext, host_repo: Path,
-             keep: Callable[[Sandbox], None] | None = None) -> SetupRecord:
+             keep: Callable[[Sandbox], None] | None = None, focus: list[str] | None = None
+             ) -> SetupRecord:
         pin_day = date.fromisoformat(checkout.pin_date)
         probe = make_sandbox(self.options.sandbox)
         try:
@@ -147,7 +154,8 @@ class SetupEngine:
                              status="failed", threshold=self.options.threshold,
                              backend=self.options.sandbox.type, benchsmith_version=__version__,
                              provenance=self.provenance(),
-                             missing_submodules=context.missing_submodules)
+                             missing_submodules=context.missing_submodules,
+                             focus=list(focus or []))
         origin, plan = candidates.pop(0)
         tried: list[Plan] = []
         exhausted: set[str] = set()  # diagnosis kinds whose repair made no progress
@@ -159,7 +167,7 @@ class SetupEngine:
             tried.append(plan)
             self.progress(f"round {round_number}: Python {plan.python} ({origin})")
             iteration, counts = self._attempt(plan, checkout, context, host_repo, round_number,
-                                              origin, keep)
+                                              origin, keep, focus)
             record.iterations.append(iteration)
             if iteration.validated:
                 self._accept(record, checkout, plan, counts, iteration)
@@ -269,8 +277,8 @@ class SetupEngine:
         return plans
 
     def _attempt(self, plan: Plan, checkout: Checkout, context: RepoContext, host_repo: Path,
-                 round_number: int, origin: str, keep: Callable[[Sandbox], None] | None = None
-                 ) -> tuple[Iteration, TestCounts]:
+                 round_number: int, origin: str, keep: Callable[[Sandbox], None] | None = None,
+                 focus: list[str] | None = None) -> tuple[Iteration, TestCounts]:
         started = time.monotonic()
         iteration = Iteration(round=round_number, python=plan.python, origin=origin)
         counts = TestCounts()
@@ -292,7 +300,7 @@ class SetupEngine:
                     iteration.diagnosis = self.repairer.diagnose(plan, result, "install", context)
                     return self._finish(iteration, started), counts
             iteration.offline = self.options.offline_tests and sandbox.set_network(False)
-            outputs, tests = self._run_tests(sandbox, plan, env, iteration)
+            outputs, tests = self._run_tests(sandbox, plan, env, iteration, focus)
             # Tests that tried to reach another host say nothing about the environment.
             network = set(iteration.needs_network)
             tests = [t for t in tests if t.name not in network]
@@ -326,13 +334,17 @@ class SetupEngine:
         return self._finish(iteration, started), counts
 
     def _run_tests(self, sandbox: Sandbox, plan: Plan, env: dict[str, str],
-                   iteration: Iteration) -> tuple[list[ExecResult], list[TestResult]]:
+                   iteration: Iteration, focus: list[str] | None = None
+                   ) -> tuple[list[ExecResult], list[TestResult]]:
         """Run the plan's test commands through the harness's one test runner (the same
         reading of outcomes and exit statuses as `build` and `evaluate`). A run whose output
         stops growing for the stall limit is stopped; the test it was in is recorded as hung
         and (pytest) left out of a rerun, so a hang costs the stall limit plus one rerun.
-        Hung tests count neither way; a pytest plan keeps them deselected."""
+        Hung tests count neither way; a pytest plan keeps them deselected. With `focus`, only
+        those test files run, the way an instance's tests run."""
         def commands(hung: list[str]) -> list[str]:
+            if focus:
+                return [render_spec(leaving_out(plan_spec(plan, focus, self.apt), hung))]
             return render(plan.model_copy(update={"deselect": [*plan.deselect, *hung]}),
                           apt=self.apt)[1]
 

@@ -41,11 +41,13 @@ class Environment:
 
 
 def set_up(engine: SetupEngine, source: str, commit: str, on_date: str,
-           repo: str) -> Environment | SetupRecord:
+           repo: str, focus: list[str] | None = None) -> Environment | SetupRecord:
     """Set `source` up at `commit`; the environment (its validating sandbox kept live, at that
-    commit), or the record of a setup that did not validate."""
+    commit), or the record of a setup that did not validate. `focus`: see
+    :meth:`SetupEngine.setup`."""
     kept: list[Sandbox] = []
-    record = engine.setup(source, rev=commit, on_date=on_date, repo=repo, keep=kept.append)
+    record = engine.setup(source, rev=commit, on_date=on_date, repo=repo, keep=kept.append,
+                          focus=focus)
     if record.status != "validated" or record.plan is None:
         for sandbox in kept:
             sandbox.close()

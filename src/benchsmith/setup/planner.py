@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from datetime import date
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -16,8 +15,8 @@ from benchsmith.setup.commands import (
     split_install_command,
 )
 from benchsmith.setup.context_model import Hint, RepoContext
+from benchsmith.setup.date_rules import apply_date_rules
 from benchsmith.setup.knowledge import (
-    PEP660_DATES,
     PYTEST_INI_KEY_PLUGINS,
     plugin_for_option,
 )
@@ -36,8 +35,6 @@ _SKIPS_NETWORK = re.compile(r"not\s+(?:\w+\s+and\s+not\s+)*(?:internet|network|o
                             re.IGNORECASE)
 _ENABLES_NETWORK = re.compile(r"--(?:remote-data|run-network|run-online|online|run-internet)\b",
                               re.IGNORECASE)
-# Later build backends with the PEP 660 hooks, used when the pin date predates them.
-BUILD_TOOL_FLOOR = "2022-12-31"
 _SOURCE_RANK = ("tox", "nox", ".github", ".travis", ".circleci", "azure", "Makefile", "README",
                 "CONTRIBUTING", "docs")
 
@@ -273,33 +270,6 @@ def _only_requirement_file(context: RepoContext, path: str | None) -> RepoContex
         "requirement_files": [path] if path else [],
         "poetry_dev_dependencies": [], "hatch_test_dependencies": [],
     })
-
-
-def apply_date_rules(plan: Plan, context: RepoContext) -> None:
-    """Rules that depend on the pin date; re-applied when a plan is reused at another date."""
-    if not plan.install_project or not plan.editable:
-        return
-    pinned = date.fromisoformat(plan.exclude_newer[:10])
-    backend = backend_distribution(context)
-    since = PEP660_DATES.get(backend)
-    if since and pinned < date.fromisoformat(since) and backend not in plan.exclude_newer_packages:
-        floor = max(BUILD_TOOL_FLOOR, since)
-        plan.exclude_newer_packages[backend] = f"{floor}T00:00:00Z"
-        plan.notes.append(
-            f"{backend} before {since} has no PEP 660 editable builds: "
-            f"allowing {backend} up to {floor}"
-        )
-
-
-def backend_distribution(context: RepoContext) -> str:
-    backend = (context.build_backend or "setuptools.build_meta").split(".")[0].split(":")[0]
-    return {
-        "setuptools": "setuptools",
-        "flit_core": "flit-core",
-        "poetry": "poetry-core",
-        "hatchling": "hatchling",
-        "pdm": "pdm-backend",
-    }.get(backend, backend.replace("_", "-"))
 
 
 def drop_missing_paths(args: list[str], context: RepoContext) -> list[str]:

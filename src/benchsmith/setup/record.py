@@ -63,6 +63,8 @@ class SetupRecord(BaseModel):
     provenance: Provenance | None = None
     input: str | None = None  # the setup-batch line this record answers
     hung: list[str] = Field(default_factory=list)  # tests left out because they hung
+    # validated on these test files only (a dataset's own tests, `prepare`); empty: the suite
+    focus: list[str] = Field(default_factory=list)
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
     tests_offline: bool = False  # the validating tests ran without network access
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out

@@ -14,6 +14,7 @@ from benchsmith.core import Diagnosis, DiagnosisKind, ExecResult, Plan
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS, positional_args
 from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.date_rules import BUILD_TOOL_FLOOR, backend_distribution
 from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
 from benchsmith.setup.knowledge import (
     ASYNC_TEST_PLUGIN,
@@ -24,7 +25,6 @@ from benchsmith.setup.knowledge import (
     distribution_for_import,
     plugin_for_option,
 )
-from benchsmith.setup.planner import BUILD_TOOL_FLOOR, backend_distribution
 from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
 from benchsmith.setup.requirement_repairs import (
     repair_invalid_requirement,
