@@ -71,6 +71,8 @@ def build_project(make_repo: Callable[..., RepoBuilder]) -> dict[str, str]:
             date="2023-02-13T09:00:00+00:00")
     repo.commit({"tests/test_parse.py": "def test_more():\n    pass\n"}, "Add tests (#16)\n\nfixes #15",
                 date="2023-02-20T09:00:00+00:00")
+    repo.commit({"src/proj/extra.py": "Y = 1\n", "tests/data/sample.txt": "x\n"},
+                "Sample data (#22)\n\nFixes #21", date="2023-02-21T09:00:00+00:00")
     repo.commit({"src/proj/parse.py": PARSE_V1, "tests/test_parse.py": "def test_x():\n    pass\n"},
                 "Refactor (#18)\n\nSee #17 for context", date="2023-02-25T09:00:00+00:00")
     branch(repo, "parse-fix")  # the branch GitHub squashed into the PR #12 commit
@@ -123,7 +125,8 @@ def test_mines_merge_and_squash_prs_newest_first(make_repo: Callable[..., RepoBu
     # Only a closing keyword links an issue: "See #17" (PR 18) does not.
     assert [pr.number for pr in prs] == [24, 12, 3]
     assert skipped == {14: "no test change", 16: "only test changes", 18: "no issue reference",
-                       20: "not merged"}
+                       20: "not merged", 22: "the test changes touch no test module (only test "
+                       "data, conftest.py or __init__.py)"}
     pr3 = prs[2]
     assert (pr3.base_commit, pr3.merge_commit, pr3.head_commit) == (
         shas["pr3_base"], shas["pr3_merge"], shas["pr3_head"])

@@ -64,3 +64,16 @@ def runnable_test_files(test_patch: str) -> list[str]:
         if path.endswith(".py") and name != "conftest.py" and name != "__init__.py":
             files.append(path)
     return files
+
+
+def task_patches(diff: str) -> tuple[str, str] | str:
+    """(patch, test_patch) of a pull request's diff that can become a task, or why it cannot:
+    it must change code and at least one test module (test data alone runs nothing)."""
+    patch, test_patch = split_patch(diff)
+    if not test_patch:
+        return "no test change"
+    if not patch:
+        return "only test changes"
+    if not runnable_test_files(test_patch):
+        return "the test changes touch no test module (only test data, conftest.py or __init__.py)"
+    return patch, test_patch

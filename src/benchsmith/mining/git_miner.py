@@ -18,7 +18,7 @@ from typing import Literal
 
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import git, instant, resolve
-from benchsmith.harness.patches import file_diffs, split_patch
+from benchsmith.harness.patches import file_diffs, task_patches
 from benchsmith.mining.closing import closing_links_in
 from benchsmith.mining.models import PullRequest
 from benchsmith.sandbox.tools import git_binary
@@ -244,11 +244,10 @@ def _build(git_dir: str, repo: str, source: str, history: _History, candidate: _
     binary = [path for path, text in file_diffs(diff) if "\nBinary files " in text]
     if binary:
         return f"binary file changes ({binary[0]}): git apply needs --binary for them"
-    patch, test_patch = split_patch(diff)
-    if not test_patch:
-        return "no test change"
-    if not patch:
-        return "only test changes"
+    patches = task_patches(diff)
+    if isinstance(patches, str):
+        return patches
+    patch, test_patch = patches
     created_at = min((c.author_date for c in own), key=instant, default=landing.author_date)
     if issues:  # with an issues file, a linked issue must be in it and older than the PR
         unknown = [n for n, _ in links if n not in issues]

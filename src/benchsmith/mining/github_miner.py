@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import instant
-from benchsmith.harness.patches import is_test_path, split_patch, touched_files
+from benchsmith.harness.patches import task_patches, touched_files
 from benchsmith.mining.closing import closing_links_in
 from benchsmith.mining.github_client import DIFF, GitHubClient, GitHubError, GitHubNotFound
 from benchsmith.mining.models import PullRequest
@@ -100,14 +100,12 @@ def _mine_one(client: GitHubClient, repo: str, pr: dict[str, Any]) -> PullReques
         if exc.status in (406, 422):
             return "diff unavailable"
         raise
-    files = touched_files(diff)
-    if not files:
+    if not touched_files(diff):
         return "empty diff"
-    if not any(is_test_path(path) for path in files):
-        return "no test change"
-    if all(is_test_path(path) for path in files):
-        return "only test changes"
-    patch, test_patch = split_patch(diff)
+    patches = task_patches(diff)
+    if isinstance(patches, str):
+        return patches
+    patch, test_patch = patches
     cutoff = instant(commits[0]["commit"]["author"]["date"] if commits else pr["created_at"])
     hints: list[str] = []
     for issue in issues:
