@@ -199,8 +199,15 @@ def test_repairs_change_the_plan() -> None:
     pep660 = diagnose_install(failed("has no attribute 'build_editable'"), [])
     first, _ = repairer.repair(plan(), pep660, ctx) or (None, "")
     assert first is not None and "setuptools" in first.exclude_newer_packages
-    second, _ = repairer.repair(first, pep660, ctx) or (None, "")
-    assert second is not None and second.editable is False
+    # The project pins an old backend for its builds: build next to a newer one, no isolation.
+    pinned = ctx.model_copy(update={"build_requires": ["setuptools~=62.6", "wheel~=0.37.1"]})
+    second, what = repairer.repair(first, pep660, pinned) or (None, "")
+    assert second is not None and second.editable and not second.build_isolation, what
+    assert second.build_requirements == ["setuptools", "wheel~=0.37.1"]
+    assert render(second)[0][0].startswith("uv pip install --exclude-newer 2023-06-01T00:00:00Z "
+                                           "--exclude-newer-package setuptools=2022-12-31")
+    third, _ = repairer.repair(second, pep660, pinned) or (None, "")
+    assert third is not None and third.editable is False
 
 
 def test_repairs_that_touch_test_paths_keep_option_values() -> None:
@@ -442,6 +449,27 @@ def test_the_projects_own_dev_version_allows_prereleases_and_is_never_relaxed() 
     assert "--prerelease allow" in render_install(fixed)[-1]
     # Asked again, nothing relaxes the project's own name to a date.
     assert RuleRepairer().repair(fixed, diagnosis, ctx) is None
+
+
+def test_a_requirement_that_needs_another_version_of_the_project_is_left_out(tmp_path: Path) -> None:
+    out = ("error: No solution found when resolving dependencies\n  cause: Because only the following "
+           "versions of astroid are available:\n astroid<2.11.6\n astroid>2.12.0.dev0\n and "
+           "pylint==2.14.4 depends on astroid>=2.11.6,<=2.12.0.dev0, we can conclude that "
+           "pylint==2.14.4 cannot be used.\n And because you require pylint==2.14.4, we can "
+           "conclude that your requirements are unsatisfiable.")
+    (tmp_path / "requirements_test.txt").write_text("-r requirements_lint.txt\npytest\ncoverage~=6.4\n")
+    (tmp_path / "requirements_lint.txt").write_text("pylint==2.14.4\nblack==22.6.0\n")
+    ctx = context()
+    ctx.project_name, ctx.repo_root = "astroid", str(tmp_path)
+    diagnosis = diagnose_install(failed(out), ["astroid"])
+    tried = plan(requirement_files=["requirements_test.txt"], prerelease=True)
+    fixed, what = RuleRepairer().repair(tried, diagnosis, ctx) or (None, "")
+    assert fixed is not None and "pylint" in what and fixed.requirement_files == []
+    assert sorted(fixed.packages) == ["black==22.6.0", "coverage~=6.4", "pytest"]
+    # Before pre-releases were tried, they come first (a dev version may be all it takes).
+    first, what = RuleRepairer().repair(plan(requirement_files=["requirements_test.txt"]),
+                                        diagnosis, ctx) or (None, "")
+    assert first is not None and first.prerelease and first.requirement_files
 
 
 def test_a_build_hook_that_downloads_from_an_unreachable_host_is_named() -> None:

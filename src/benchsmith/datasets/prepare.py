@@ -52,7 +52,8 @@ class Verdict(BaseModel):
     environment: str = ""  # the environment image, or the setup commit it was validated at
     fail_to_pass: LabelCheck = Field(default_factory=LabelCheck)
     pass_to_pass: LabelCheck = Field(default_factory=LabelCheck)
-    instance_s: float = 0.0
+    instance_s: float = 0.0  # this instance's checkout, install and test runs
+    environment_s: float = 0.0  # setting its group's environment up (once for the group)
 
 
 def read_published(path: Path) -> tuple[list[Published], list[str]]:
@@ -198,6 +199,7 @@ class Preparer:
             image = instance_image(self.engine, environment.record, checkout)
         verdict.environment = environment.record.image or setup_commit
         verdict.instance_s = round(time.monotonic() - started, 2)
+        verdict.environment_s = environment.record.duration_s or 0.0
         record = {**item.raw,
                   "install": render_install(plan, apt=self.engine.apt), "test": [render_spec(spec)],
                   "test_spec": spec.model_dump(mode="json"), "test_files": behaviour.test_files,

@@ -28,6 +28,7 @@ from benchsmith.setup.knowledge import (
 from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
 from benchsmith.setup.requirement_repairs import (
     repair_invalid_requirement,
+    repair_own_dependents,
     repair_own_prerelease,
     repair_yanked,
 )
@@ -110,11 +111,21 @@ def repair_build_dependency(plan: Plan, diagnosis: Diagnosis, context: RepoConte
 
 
 def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """No PEP 660 hooks at the date: allow a newer build backend, then fall back to a regular install."""
+    """No PEP 660 hooks at the date: allow a newer build backend; when the project pins an old
+    one in its build requirements, build without isolation next to the newer one; at last fall
+    back to a regular install (which a patch to a src layout no longer reaches)."""
     backend = backend_distribution(context)
     if backend not in plan.exclude_newer_packages and plan.build_isolation:
         plan.exclude_newer_packages[backend] = f"{BUILD_TOOL_FLOOR}T00:00:00Z"
         return f"allow {backend} up to {BUILD_TOOL_FLOOR} (editable builds)"
+    if plan.build_isolation and plan.editable:
+        others = [r for r in context.build_requires if r and _requirement_key(r) != backend]
+        plan.exclude_newer_packages.setdefault(backend, f"{BUILD_TOOL_FLOOR}T00:00:00Z")
+        wheel = [] if "wheel" in {_requirement_key(r) for r in others} else ["wheel"]
+        plan.build_requirements = [backend, *wheel, *others]
+        plan.build_isolation = False
+        return (f"build without isolation next to {backend} up to "
+                f"{plan.exclude_newer_packages[backend][:10]} (the project pins an older one)")
     if plan.editable:
         plan.editable = False
         return "install the project without -e (no editable support at that date)"
@@ -345,7 +356,8 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "missing_modules": [repair_modules],
     "build_dependency_missing": [repair_build_dependency],
     "no_pep660": [repair_editable],
-    "unsatisfiable": [repair_own_prerelease, repair_conflicting_extra, repair_unsatisfiable],
+    "unsatisfiable": [repair_own_prerelease, repair_own_dependents, repair_conflicting_extra,
+                      repair_unsatisfiable],
     "not_in_registry": [repair_not_in_registry],
     "missing_requirement_file": [repair_requirement_file],
     "unknown_options": [repair_options],

@@ -24,6 +24,21 @@ def repair_own_prerelease(plan: Plan, diagnosis: Diagnosis, context: RepoContext
     return f"allow pre-releases (the project's own {own} is a development version between releases)"
 
 
+def repair_own_dependents(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """The project itself has no fitting version, pre-releases allowed: a requirement depends
+    on another version of the project than the checkout (a pinned linter of that project, as
+    ``pylint==2.14.4`` wants ``astroid<=2.12.0.dev0`` in astroid 2.12.12's own requirements).
+    It can never be installed next to the checkout: leave it out, recorded."""
+    own = canonicalize_name(context.project_name or "")
+    names = {canonicalize_name(p) for p in diagnosis.facts.get("packages", [])}
+    if not own or own not in names or not plan.install_project or not plan.prerelease:
+        return None
+    dependents = [r for r in diagnosis.facts.get("required", [])
+                  if canonicalize_name(r) not in (own, "pytest")]
+    notes = drop_requirement(plan, dependents, Path(context.repo_root), context.project_name)
+    return notes[-1] if notes else None
+
+
 def repair_yanked(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """No installable release of a requirement is left: leave it out, recorded (its tests, if
     any need it, then say so themselves)."""

@@ -1,0 +1,56 @@
+"""The dataset-preparation benchmark's figures from its output directory (see
+bench-prepare.sh), as JSON: what `prepare` reached and why each other instance did not."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from benchsmith.datasets.prepare import Verdict, summarize
+
+
+def _summary(run: Path) -> dict:
+    try:
+        return json.loads((run / "summary.json").read_text())[0]
+    except (OSError, ValueError, IndexError):
+        return {}
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
+
+
+def share(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+def main(out: Path) -> dict:
+    records = [json.loads(line) for line in (out / "prepared.jsonl").read_text().splitlines()
+               if line.strip()]
+    summary = summarize(records)
+    verdicts = {r["instance_id"]: Verdict.model_validate(r["prepare"]) for r in records}
+    prepared = [v for v in verdicts.values() if v.status not in ("setup_failed", "error")]
+    gold, empty = _summary(out / "runs" / "fix-gold"), _summary(out / "runs" / "fix-empty")
+    return {
+        "instances": summary.instances,
+        "prepared": summary.prepared,
+        "prepared_share": share(summary.prepared, summary.instances),
+        "fail_to_pass_all_reproduced": summary.fail_to_pass_reproduced,
+        "fail_to_pass_share_of_prepared": share(summary.fail_to_pass_reproduced, summary.prepared),
+        "pass_to_pass_all_reproduced": summary.pass_to_pass_reproduced,
+        "pass_to_pass_share_of_prepared": share(summary.pass_to_pass_reproduced, summary.prepared),
+        "median_instance_s_environment_reused": _median([v.instance_s for v in prepared]),
+        "median_environment_setup_s": _median([v.environment_s for v in prepared]),
+        "statuses": summary.statuses,
+        "per_repo": summary.per_repo,
+        "gold": {k: gold.get(k) for k in ("evaluated", "resolved", "infrastructure_failures", "errors")},
+        "empty": {k: empty.get(k) for k in ("evaluated", "resolved", "empty_patches")},
+        "not_reproduced": {iid: f"{v.status}: {v.reason}"[:300] for iid, v in sorted(verdicts.items())
+                           if v.status != "reproduced"},
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(Path(sys.argv[1])), indent=2))
