@@ -70,9 +70,14 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
 def render_reinstall(plan: Plan | None) -> str | None:
     """The command that reinstalls the project alone (another commit, same dependencies);
     None when the plan does not install the project."""
-    if plan is not None and not plan.install_project:
+    if plan is None:
+        return "uv pip install --no-deps --reinstall -e ."
+    if not plan.install_project:
         return None
-    return "uv pip install --no-deps --reinstall " + ("-e ." if plan is None or plan.editable else ".")
+    # built the way the plan's install built it: the same per-package pins, the same isolation
+    flags = _pin_flags(plan) + ([] if plan.build_isolation else ["--no-build-isolation"])
+    return _join(["uv", "pip", "install", *flags, "--no-deps", "--reinstall",
+                  *(["-e", "."] if plan.editable else ["."])])
 
 
 def _env_prefix(env: dict[str, str]) -> str:
