@@ -108,6 +108,9 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
         {"instance_id": "fixture__calc-1", "base_commit": base, **common},  # duplicate
         {"instance_id": "fixture__calc-4", "repo": "fixture/calc", "base_commit": base},  # no patches
         {"instance_id": "fixture__calc-5", "base_commit": base, **common, "FAIL_TO_PASS": 5},
+        # A commit the repository does not have: an error for this instance alone.
+        {"instance_id": "fixture__calc-6", "base_commit": "0" * 40, **common,
+         "created_at": "2023-05-16T10:00:00Z", "FAIL_TO_PASS": [], "PASS_TO_PASS": []},
     ]
     published = tmp_path / "published.jsonl"
     published.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -120,7 +123,8 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
     assert "published.jsonl:5: missing patch, test_patch" in first.stderr
     assert "fixture__calc-5: FAIL_TO_PASS/PASS_TO_PASS must be lists" in first.stderr
     records = {r["instance_id"]: r for r in map(json.loads, out.read_text().splitlines())}
-    assert sorted(records) == ["fixture__calc-1", "fixture__calc-2", "fixture__calc-3"]
+    assert sorted(records) == [f"fixture__calc-{n}" for n in (1, 2, 3, 6)]
+    assert records["fixture__calc-6"]["prepare"]["status"] == "error"
     one, two, three = (records[f"fixture__calc-{n}"] for n in (1, 2, 3))
     assert one["prepare"]["status"] == "reproduced", one["prepare"]
     assert one["prepare"]["pass_to_pass"]["rules"] == {"exact": 3, "first space": 1}
@@ -141,6 +145,8 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
     again = run_cli(*args)
     assert again.returncode == 0 and "environment at" not in again.stderr
     assert "reproduced" not in again.stderr and "prepare summary" in again.stdout
+    retried = run_cli(*args, "--retry-failed")  # only the instance that ended in an error
+    assert "fixture__calc-6" in retried.stderr and "fixture__calc-1 " not in retried.stderr
     rows[2]["FAIL_TO_PASS"] = [f"{TEST_FILE}::test_spaces"]
     published.write_text("".join(json.dumps(r) + "\n" for r in rows[:3]))
     third = run_cli(*args)

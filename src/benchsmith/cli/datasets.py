@@ -26,6 +26,7 @@ def prepare(
     mirrors: MirrorsOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Environments prepared in parallel.")] = 1,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Test runs per side (before/after the gold patch); more runs find flaky tests.")] = 1,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Also redo instances whose environment failed or that ended in an error.")] = False,
     *,
     options: SetupOptions,
 ) -> None:
@@ -48,7 +49,7 @@ def prepare(
     preparer = Preparer(SetupEngine(options, progress=lambda m: say(f"  {m}")), mirrors=mirrors,
                         runs=runs, progress=say, on_record=on_record)
     try:
-        preparer.prepare(published, out_path, jobs=jobs)
+        preparer.prepare(published, out_path, jobs=jobs, retry_failed=retry_failed)
     except KeyboardInterrupt:
         fail(f"interrupted: finished instances are kept in {out_path}; "
              "re-run the same command to resume", 130)

@@ -31,6 +31,7 @@ from benchsmith.setup.environments import (
 from benchsmith.setup.record import SetupRecord
 
 PrepareStatus = Literal["reproduced", "fail_to_pass_reproduced", "differs", "setup_failed", "error"]
+_FAILED = ("setup_failed", "error")  # no verdict on the labels
 _REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch")
 
 
@@ -119,12 +120,15 @@ class Preparer:
         self.progress = progress or (lambda message: None)
         self.on_record = on_record or (lambda published, verdict: None)
 
-    def prepare(self, published: list[Published], out: Path, jobs: int = 1) -> list[Verdict]:
-        """Prepare every instance not already in `out` with the same fingerprint."""
-        done = records_by_key(out, "instance_id")
+    def prepare(self, published: list[Published], out: Path, jobs: int = 1,
+                retry_failed: bool = False) -> list[Verdict]:
+        """Prepare every instance not already in `out` with the same fingerprint (with
+        `retry_failed`, also those whose environment failed or that ended in an error)."""
+        done = {key: record.get("prepare") or {}
+                for key, record in records_by_key(out, "instance_id").items()}
         todo = [p for p in published
-                if (done.get(p.instance.instance_id) or {}).get("prepare", {}).get("fingerprint")
-                != p.fingerprint]
+                if (done.get(p.instance.instance_id) or {}).get("fingerprint") != p.fingerprint
+                or (retry_failed and done[p.instance.instance_id].get("status") in _FAILED)]
         groups: dict[tuple[str, str], list[Published]] = {}
         for item in sorted(todo, key=lambda p: p.instance.created_at):
             groups.setdefault(group_key(item.instance), []).append(item)
@@ -276,7 +280,7 @@ def summarize(records: list[dict[str, Any]]) -> PrepareSummary:
         repo = summary.per_repo.setdefault(str(record.get("repo")), {"instances": 0, "prepared": 0,
                                                                      "fail_to_pass": 0})
         repo["instances"] += 1
-        if verdict.status in ("setup_failed", "error"):
+        if verdict.status in _FAILED:
             continue
         summary.prepared += 1
         repo["prepared"] += 1
