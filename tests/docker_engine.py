@@ -10,6 +10,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .debian import ensure_tools
+
 _LOG = Path(tempfile.gettempdir()) / "benchsmith-tests-dockerd.log"
 
 
@@ -23,19 +25,9 @@ def start_engine() -> tuple[subprocess.Popen[bytes] | None, str | None]:
     """(the dockerd started here or None, why no engine is available or None)."""
     if _answers():
         return None, None
-    missing = [package for tool, package in (("dockerd", "docker.io"), ("debootstrap", "debootstrap"))
-               if shutil.which(tool) is None]
-    if missing:
-        if os.geteuid() != 0:
-            return None, (f"no Docker engine answers and {', '.join(missing)} cannot be installed "
-                          "without root: install and start Docker, then run the tests again")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for command in (["apt-get", "update", "-qq"],
-                        ["apt-get", "install", "-y", "-qq", *missing]):
-            done = subprocess.run(command, capture_output=True, text=True, env=env)
-            if done.returncode != 0:
-                tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-                return None, f"installing {', '.join(missing)} failed: {tail}"
+    problem = ensure_tools({"dockerd": "docker.io", "debootstrap": "debootstrap"})
+    if problem:
+        return None, f"no Docker engine answers and {problem}"
     if os.geteuid() != 0:
         return None, "no Docker engine answers and dockerd needs root to start"
     with open(_LOG, "wb") as log:

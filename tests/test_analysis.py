@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from benchsmith.analysis.characteristics import Repository, characteristics, text_characteristics
 
+from .debian import ensure_tools
 from .test_cli_batch import one_line_error, run_cli
 
 A = "def area(w, h):\n    return w * h\n\n\ndef unused():\n    return 0\n"  # 6 lines
@@ -110,3 +114,91 @@ def test_analyze_writes_tables_csv_figures_and_page(make_repo, tmp_path: Path) -
 
     assert "expected NAME=FILE" in one_line_error(run_cli("analyze", str(mine)))
     assert "file not found" in one_line_error(run_cli("analyze", f"x={tmp_path / 'none.jsonl'}"))
+
+    # Agent results: a SWE-bench final report (one ID the dataset does not have) and a
+    # benchsmith run folder; a cutoff for the report's model and one for an unknown model.
+    report = tmp_path / "agentx.json"
+    report.write_text(json.dumps({"resolved_ids": ["geo-1"], "unresolved_ids": ["geo-2", "geo-9"]}))
+    run = tmp_path / "runs" / "fix-gold"
+    run.mkdir(parents=True)
+    (run / "summary.json").write_text(json.dumps([{"model": "gold", "ids": {"RESOLVED": ["geo-3"]}}]))
+    funnel = tmp_path / "instances.funnel.json"
+    funnel.write_text(json.dumps({"pr_stages": {"valid": 2, "instance": 1},
+                                  "terminal": {"instance": 1, "no_fail_to_pass": 1}}))
+    result = run_cli("analyze", f"mine={mine}", f"other={other}", "--mirrors", str(mirrors),
+                     "--out", str(out), "--results", f"mine={report}", "--results", f"other={run}",
+                     "--cutoff", "agentx=2021-01-01", "--cutoff", "nobody=2021-01-01",
+                     "--funnel", str(funnel))
+    assert result.returncode == 0, result.stderr
+    assert "results for mine: 1 instance(s) not in the dataset, left out (e.g. geo-9)" in result.stderr
+    assert "--cutoff nobody: no results of that model (models: agentx, gold)" in result.stderr
+    agents = json.loads((out / "tables.json").read_text())["agents"]
+    assert agents["accuracy"] == {"mine": {"evaluated": 2, "resolved": 1, "accuracy": 0.5},
+                                  "other": {"evaluated": 1, "resolved": 1, "accuracy": 1.0}}
+    assert agents["correlations"]["mine"]["fix_lines"]["note"] == "fewer than 3 instances"
+    test = agents["cutoffs"]["mine"][0]  # geo-2 has no date: only geo-1 (after) counts
+    assert (test["model"], test["before"], test["after"], test["after_resolved"]) == ("agentx", 0, 1, 1)
+    rows = list(csv.DictReader((out / "mine.csv").open()))
+    assert [(r["instance_id"], r["resolved"]) for r in rows] == [("geo-1", "True"), ("geo-2", "False")]
+    page = (out / "index.html").read_text()
+    assert "Spearman" in page and "Knowledge cutoff" in page and "no_fail_to_pass" in page
+    assert "not a date" in one_line_error(run_cli("analyze", f"mine={mine}", "--cutoff", "m=soon"))
+    assert "not one of the datasets" in one_line_error(
+        run_cli("analyze", f"mine={mine}", "--results", f"lite={report}"))
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("[1, 2]")
+    assert "cannot read results" in one_line_error(
+        run_cli("analyze", f"mine={mine}", "--results", f"mine={garbage}"))
+
+
+def test_spearman_and_the_cutoff_test_match_values_computed_by_hand() -> None:
+    from benchsmith.analysis.results import Results, cutoff_test, spearman
+
+    # ranks of y: the three 0s share rank 2, the two 1s rank 4.5; rho = 5 / sqrt(10 * 7.5);
+    # p from Student's t with 3 degrees of freedom at t = rho * sqrt(3 / (1 - rho^2))
+    found = spearman([1, 2, 3, 4, 5], [0, 0, 1, 0, 1])
+    assert abs(found.rho - 0.57735) < 1e-4 and abs(found.p - 0.30806) < 1e-3
+    assert not found.significant and spearman([1, 2], [0, 1]).rho is None
+    assert spearman([1, 2, 3], [1, 1, 1]).note == "constant values"
+    perfect = spearman(list(range(12)), list(range(12)))
+    assert perfect.rho == 1.0 and perfect.significant
+    # before: 3 of 4 resolved, after: 1 of 4; pooled 0.5, z = 0.5 / sqrt(0.125), p = erfc(1) / 2
+    rows = [{"instance_id": f"i{n}", "created_at": f"202{0 if n < 4 else 2}-06-01"} for n in range(8)]
+    resolved = {f"i{n}": n in (0, 1, 2, 4) for n in range(8)}
+    test = cutoff_test(rows, Results(model="m", resolved=resolved), "2021-01-01")
+    assert (test.before, test.before_resolved, test.after, test.after_resolved) == (4, 3, 4, 1)
+    assert abs(test.z - 1.41421) < 1e-4 and abs(test.p_one_sided - 0.0786496) < 1e-6
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's Chromium, installed when missing (as the README's test command promises)."""
+    problem = ensure_tools({"chromium": "chromium"}, recommends=False)
+    if problem:
+        pytest.fail(f"headless browser unavailable: {problem}", pytrace=False)
+    return shutil.which("chromium") or "chromium"
+
+
+def test_the_report_page_renders_in_a_headless_browser(make_repo, tmp_path: Path, chromium: str) -> None:
+    import matplotlib.image
+
+    repo, record = _instance(make_repo)
+    mirrors = tmp_path / "mirrors"
+    (mirrors / "fixture+geo").mkdir(parents=True)
+    (mirrors / "fixture+geo" / "repo").symlink_to(repo.path)
+    data = tmp_path / "mine.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+    out = tmp_path / "report"
+    assert run_cli("analyze", f"mine={data}", "--mirrors", str(mirrors), "--out", str(out)).returncode == 0
+    page = (out / "index.html").resolve().as_uri()
+    browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+               f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=10000"]
+    dom = subprocess.run([*browser, "--dump-dom", page], capture_output=True, text=True, timeout=180)
+    figures = len(list((out / "figures").glob("*.png")))
+    assert figures > 5
+    assert f'data-images="{figures}"' in dom.stdout and 'data-broken-images="0"' in dom.stdout, dom.stderr[-2000:]
+    shot = tmp_path / "page.png"
+    subprocess.run([*browser, f"--screenshot={shot}", "--window-size=1280,3000", page],
+                   capture_output=True, timeout=180)
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.shape[0] == 3000 and pixels.std() > 0.01  # not a blank page

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith import __version__
+from benchsmith.analysis.agents import Agents, agent_analysis, agents_html, funnel_html
 from benchsmith.analysis.characteristics import (
     CHARACTERISTICS,
     DESCRIPTIONS,
@@ -22,6 +23,7 @@ from benchsmith.analysis.characteristics import (
     Value,
     characteristics,
 )
+from benchsmith.analysis.results import load_results
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import resolve_source
 from benchsmith.harness.jsonl import read_records
@@ -44,6 +46,7 @@ def analyze_dataset(path: Path, mirrors: str | None, warn: Callable[[str], None]
         if name not in repos:
             repos[name] = _repository(name, mirrors, warn)
         rows.append({"instance_id": record["instance_id"], "repo": name,
+                     "created_at": str(record.get("created_at") or ""),
                      **characteristics(record, repos[name])})
     return rows
 
@@ -68,27 +71,37 @@ def summarize(rows: Rows) -> dict[str, dict[str, Value]]:
     return table
 
 
-def write_report(datasets: dict[str, Rows], out: Path, inputs: dict[str, str]) -> list[str]:
+def write_report(datasets: dict[str, Rows], out: Path, inputs: dict[str, str],
+                 agents: Agents | None = None, funnel: dict[str, Any] | None = None) -> list[str]:
     """tables.json, one CSV per dataset, figures (when matplotlib is installed) and index.html;
     returns notes for the user (e.g. why there are no figures)."""
     out.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
+    agents = agents or Agents()
     tables = {name: summarize(rows) for name, rows in datasets.items()}
     repos = {name: dict(Counter(r["repo"] for r in rows).most_common()) for name, rows in datasets.items()}
     (out / "tables.json").write_text(json.dumps(
         {"benchsmith_version": __version__, "inputs": inputs, "instances": {n: len(r) for n, r in datasets.items()},
-         "tables": tables, "repositories": repos, "descriptions": DESCRIPTIONS}, indent=2) + "\n")
+         "tables": tables, "repositories": repos, "descriptions": DESCRIPTIONS,
+         "agents": agents.model_dump(mode="json"), "funnel": funnel}, indent=2) + "\n")
     for name, rows in datasets.items():
+        resolved = agents.results[name].resolved if name in agents.results else None
         with (out / f"{name}.csv").open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=["instance_id", "repo", *CHARACTERISTICS])
+            fields = ["instance_id", "repo", "created_at", *CHARACTERISTICS]
+            writer = csv.DictWriter(handle, fieldnames=fields + (["resolved"] if resolved is not None else []))
             writer.writeheader()
-            writer.writerows(rows)
+            for row in rows:
+                if resolved is not None:  # blank: not evaluated
+                    row = {**row, "resolved": resolved.get(row["instance_id"], "")}
+                writer.writerow(row)
     figures: dict[str, str] = {}
     try:
         figures = _figures(datasets, out / "figures")
     except ImportError:
         notes.append("no figures: matplotlib is not installed (pip install 'benchsmith[analysis]')")
-    (out / "index.html").write_text(_page(datasets, tables, repos, figures, inputs, notes), encoding="utf-8")
+    extra = agents_html(agents) + funnel_html(funnel)
+    (out / "index.html").write_text(_page(datasets, tables, repos, figures, inputs, notes, extra),
+                                    encoding="utf-8")
     return notes
 
 
@@ -138,13 +151,25 @@ def _save(figure: Any, stem: Path) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
+# Marks the page with how many figures loaded (a browser check reads it) and says so if any failed.
+_IMAGE_CHECK = """window.addEventListener("load", function () {
+  var images = Array.from(document.images);
+  var broken = images.filter(function (i) { return !i.complete || i.naturalWidth === 0; });
+  document.body.dataset.images = images.length;
+  document.body.dataset.brokenImages = broken.length;
+  if (broken.length) {
+    document.getElementById("images-status").textContent = broken.length + " figure(s) did not load";
+  }
+});"""
+
+
 def _cell(value: Value) -> str:
     return "n/a" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _page(datasets: dict[str, Rows], tables: dict[str, dict[str, dict[str, Value]]],
           repos: dict[str, dict[str, int]], figures: dict[str, str], inputs: dict[str, str],
-          notes: list[str]) -> str:
+          notes: list[str], extra: str = "") -> str:
     names = list(datasets)
     head = "".join(f"<th>{html.escape(n)} mean</th><th>median</th><th>n</th>" for n in names)
     body = []
@@ -170,18 +195,30 @@ td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}figure{{display:i
 <p>benchsmith {__version__}. Inputs:</p><ul>{sources}</ul>{note}
 <h2>Table: means, medians and counts of known values</h2>
 <table><tr><th>characteristic</th>{head}</tr>{"".join(body)}</table>
+{extra}
 <h2>Figures</h2>{images or "<p>none</p>"}
 <h2>Repositories</h2>{top}
 <h2>How each number is computed</h2><ul>{how}</ul>
 <p>Every number comes from the per-instance CSV files next to this page.</p>
+<p id="images-status" class="note"></p>
+<script>{_IMAGE_CHECK}</script>
 </body></html>
 """
 
 
 def analyze(inputs: dict[str, Path], out: Path, mirrors: str | None = None,
-            warn: Callable[[str], None] | None = None) -> tuple[dict[str, Rows], list[str]]:
-    """Characteristics of every dataset, written to `out`; the rows and notes for the user."""
+            warn: Callable[[str], None] | None = None, results: dict[str, Path] | None = None,
+            cutoffs: dict[str, str] | None = None, funnel: Path | None = None
+            ) -> tuple[dict[str, Rows], list[str]]:
+    """Characteristics of every dataset, written to `out` with the agent results and the
+    build funnel when given; the rows and notes for the user."""
     say = warn or (lambda message: None)
+    unknown = sorted(set(results or {}) - set(inputs))
+    if unknown:
+        raise BenchsmithError(f"results for {unknown[0]}, which is not one of the datasets "
+                              f"({', '.join(inputs)})")
+    loaded = {name: load_results(path) for name, path in (results or {}).items()}
+    read_funnel = _read_funnel(funnel) if funnel else None
     datasets: dict[str, Rows] = {}
     for name, path in inputs.items():
         if not path.is_file():
@@ -189,5 +226,16 @@ def analyze(inputs: dict[str, Path], out: Path, mirrors: str | None = None,
         datasets[name] = analyze_dataset(path, mirrors, say)
     if not any(datasets.values()):
         raise BenchsmithError("no instance to analyze in " + ", ".join(str(p) for p in inputs.values()))
-    notes = write_report(datasets, out, {n: str(p) for n, p in inputs.items()})
+    agents = agent_analysis(datasets, loaded, cutoffs or {}, say)
+    notes = write_report(datasets, out, {n: str(p) for n, p in inputs.items()}, agents, read_funnel)
     return datasets, notes
+
+
+def _read_funnel(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BenchsmithError(f"cannot read funnel {path}: {exc}") from exc
+    if not isinstance(data, dict) or "terminal" not in data:
+        raise BenchsmithError(f"{path} is not a build funnel (a .funnel.json that build writes)")
+    return data

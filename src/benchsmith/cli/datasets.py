@@ -135,21 +135,27 @@ def analyze(
     datasets: Annotated[list[str], typer.Argument(help="NAME=FILE per dataset (JSONL/JSON/parquet instances), compared side by side.")],
     out_dir: Annotated[Path, typer.Option("--out", help="Report directory: index.html, tables.json, NAME.csv, figures/.")] = Path("report"),
     mirrors: MirrorsOpt = None,
+    results: Annotated[list[str] | None, typer.Option("--results", help="NAME=PATH: agent results for dataset NAME (a benchsmith run folder or a SWE-bench results file); repeatable.")] = None,
+    cutoffs: Annotated[list[str] | None, typer.Option("--cutoff", help="MODEL=YYYY-MM-DD: a model's knowledge cutoff, tested on its results; repeatable.")] = None,
+    funnel: Annotated[Path | None, typer.Option("--funnel", help="A build run's .funnel.json, shown as the funnel table.")] = None,
 ) -> None:
-    """Per-instance characteristics of datasets, side-by-side tables, CDF figures and an HTML report."""
+    """Per-instance characteristics of datasets, side-by-side tables, CDF figures and an HTML
+    report; with agent results, accuracy, Spearman's rho per characteristic and cutoff tests."""
     from benchsmith.analysis import analyze as run_analysis
     from benchsmith.core import BenchsmithError
+    from benchsmith.harness.checkout import instant
 
-    inputs: dict[str, Path] = {}
-    for item in datasets:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            fail(f"expected NAME=FILE, got {item!r}")
-        if name in inputs:
-            fail(f"dataset name {name!r} given twice")
-        inputs[name] = Path(path)
+    inputs = {name: Path(path) for name, path in _pairs(datasets, "NAME=FILE", "dataset name").items()}
+    cutoff_dates = _pairs(cutoffs or [], "MODEL=DATE", "model")
+    for model, day in cutoff_dates.items():
+        try:
+            instant(day)
+        except ValueError:
+            fail(f"--cutoff {model}: {day!r} is not a date (YYYY-MM-DD)")
     try:
-        rows, notes = run_analysis(inputs, out_dir, mirrors, warn=say)
+        rows, notes = run_analysis(
+            inputs, out_dir, mirrors, warn=say, cutoffs=cutoff_dates, funnel=funnel,
+            results={n: Path(p) for n, p in _pairs(results or [], "NAME=PATH", "results name").items()})
     except BenchsmithError as exc:
         fail(str(exc))
     for note in notes:
@@ -161,3 +167,16 @@ def analyze(
     for name, found in rows.items():
         table.add_row(name, str(len(found)), str(len({r["repo"] for r in found})))
     out.print(table)
+
+
+def _pairs(items: list[str], shape: str, what: str) -> dict[str, str]:
+    """KEY=VALUE arguments as a dict; a malformed or repeated one ends the command."""
+    found: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            fail(f"expected {shape}, got {item!r}")
+        if key in found:
+            fail(f"{what} {key!r} given twice")
+        found[key] = value
+    return found
