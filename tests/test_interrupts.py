@@ -80,3 +80,38 @@ def test_interrupted_batch_keeps_finished_records(make_repo, tmp_path: Path) -> 
     assert len(lines) == 1 and '"status":"validated"' in lines[0]
     assert list(tmp.iterdir()) == []
     assert not _alive(int(marker.read_text()))
+
+
+def test_an_interrupted_build_writes_nothing_for_the_pr_it_was_in(make_repo, tmp_path: Path) -> None:
+    from .test_mining_build import BUGGY, FIXED, NEW_TESTS, OLD_TESTS, pr_from
+
+    marker = tmp_path / "started"
+    sleeper = f"""
+
+def test_sleeps():
+    import os, time
+
+    with open({str(marker)!r}, "w") as handle:
+        handle.write(str(os.getpid()))
+    time.sleep(120)
+"""
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
+                              "tests/test_calc.py": OLD_TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    # the PR's own test sleeps: the build is interrupted in its before-fix run
+    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS + sleeper},
+                      "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
+    prs = tmp_path / "prs.jsonl"
+    prs.write_text(pr_from(repo, 2, base, fix, issue_numbers=[1]).model_dump_json() + "\n")
+    out = tmp_path / "instances.jsonl"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    result = start_and_interrupt(["build", str(prs), "--out", str(out), "--refdb",
+                                  str(tmp_path / "ref.sqlite")], tmp, marker, signal.SIGINT)
+    assert result.returncode == 130, result.stderr
+    assert "interrupted" in result.stderr and "Traceback" not in result.stderr
+    log = tmp_path / "instances.log.jsonl"
+    assert not log.exists() or log.read_text() == ""  # no outcome: a re-run tries the PR again
+    assert not out.exists() or out.read_text() == ""
+    assert list(tmp.iterdir()) == []
+    assert not _alive(int(marker.read_text()))
