@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from benchsmith.core import BenchsmithError, Sandbox, output_tail
 from benchsmith.harness.checkout import Checkout, materialize
+from benchsmith.harness.render import uses_pip
 from benchsmith.sandbox.config import SandboxConfig, make_sandbox
+from benchsmith.sandbox.dated_index import dated_index_url
+
+
+def install_env(python: str, exclude_newer: str, packages: dict[str, str] | None = None
+                ) -> dict[str, str]:
+    """The environment of install commands: uv's date pin, and for pip (Python 2.7) an index
+    that shows PyPI as it was at that date, with no machine pip configuration in the way."""
+    env = {"UV_EXCLUDE_NEWER": exclude_newer}
+    if uses_pip(python):
+        env.update({"PIP_INDEX_URL": dated_index_url(exclude_newer, packages),
+                    "PIP_CONFIG_FILE": os.devnull, "PIP_NO_PYTHON_VERSION_WARNING": "1",
+                    "PIP_NO_INPUT": "1"})
+    return env
 
 
 def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
@@ -24,7 +39,7 @@ def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
         sandbox.upload(repo_dir, sandbox.workdir)
         sandbox.setup_python(python)
         for command in install:
-            result = sandbox.exec(command, env={"UV_EXCLUDE_NEWER": exclude_newer}, timeout=timeout)
+            result = sandbox.exec(command, env=install_env(python, exclude_newer), timeout=timeout)
             if not result.ok:
                 tail = output_tail(result.output) if result.output.strip() else ""
                 raise BenchsmithError(f"install failed at {checkout.commit[:12]}: {tail}")

@@ -12,6 +12,7 @@ import shlex
 from benchsmith.core import Plan
 from benchsmith.harness import services as svc
 from benchsmith.instance import TaskInstance, TestSpec
+from benchsmith.sandbox.pythons import version_key
 
 # pytest options whose value is the next word.
 PYTEST_VALUE_OPTIONS = {
@@ -23,6 +24,18 @@ PYTEST_VALUE_OPTIONS = {
     "--html", "--doctest-glob", "--capture", "--pyargs-root", "--ds", "--reruns-delay",
     "--hypothesis-profile", "--hypothesis-seed", "--randomly-seed", "--count",
 }
+
+
+def uses_pip(python: str) -> bool:
+    """Environments of this Python are installed with pip (uv installs into 3.x only); the
+    date pin then comes from the index the install environment names (`install_env`)."""
+    return version_key(python) < (3, 0)
+
+
+def _installer(plan: Plan) -> list[str]:
+    if uses_pip(plan.python):
+        return ["python", "-m", "pip", "install"]
+    return ["uv", "pip", "install", *_pin_flags(plan)]
 
 
 def _pin_flags(plan: Plan) -> list[str]:
@@ -48,18 +61,19 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
         )
     if apt and plan.services:
         commands.append(svc.install_command(plan.services))
-    base = ["uv", "pip", "install", *_pin_flags(plan)]
+    base = _installer(plan)
+    pip = uses_pip(plan.python)
     if not plan.build_isolation and plan.build_requirements:
         commands.append(_join(base + sorted(set(plan.build_requirements))))
     flags = ([] if plan.build_isolation else ["--no-build-isolation"]) + (
-        ["--prerelease", "allow"] if plan.prerelease else [])
+        (["--pre"] if pip else ["--prerelease", "allow"]) if plan.prerelease else [])
     targets: list[str] = []
     if plan.install_project:
         target = "." + (f"[{','.join(plan.extras)}]" if plan.extras else "")
         targets += ["-e", target] if plan.editable else [target]
     for path in plan.requirement_files:
         targets += ["-r", path]
-    for group in plan.groups:
+    for group in [] if pip else plan.groups:  # dependency groups came after Python 2
         targets += ["--group", group]
     targets += list(dict.fromkeys(plan.packages))
     if targets:
@@ -75,8 +89,9 @@ def render_reinstall(plan: Plan | None) -> str | None:
     if not plan.install_project:
         return None
     # built the way the plan's install built it: the same per-package pins, the same isolation
-    flags = _pin_flags(plan) + ([] if plan.build_isolation else ["--no-build-isolation"])
-    return _join(["uv", "pip", "install", *flags, "--no-deps", "--reinstall",
+    isolation = [] if plan.build_isolation else ["--no-build-isolation"]
+    again = ["--force-reinstall"] if uses_pip(plan.python) else ["--reinstall"]
+    return _join([*_installer(plan), *isolation, "--no-deps", *again,
                   *(["-e", "."] if plan.editable else ["."])])
 
 

@@ -116,9 +116,9 @@ class LocalSandbox:
 
     # -- python ------------------------------------------------------------------------
     def available_pythons(self) -> dict[str, str]:
-        """The host's CPython interpreters (pyenv, PATH, uv-managed), by minor version."""
-        # uv venv supports CPython 3.6+; 2.7 would need virtualenv.
-        return {v: p for v, p in host_pythons().items() if version_key(v) >= (3, 6)}
+        """The host's CPython interpreters (pyenv, PATH, uv-managed), by minor version: 3.6
+        and newer (uv's virtualenvs) and 2.7 (virtualenv's)."""
+        return {v: p for v, p in host_pythons().items() if version_key(v) >= (3, 6) or v == "2.7"}
 
     def setup_python(self, version: str) -> str:
         """Create ``<root>/venv`` with the host interpreter for `version`."""
@@ -130,8 +130,13 @@ class LocalSandbox:
             )
         if self.venv.exists():
             shutil.rmtree(self.venv)
+        # virtualenv before 20.22 is the last that creates Python 2 environments (with pip)
+        create = (f"{uv_binary()} tool run --quiet --from 'virtualenv<20.22' virtualenv --quiet "
+                  f"--no-periodic-update --python {interpreter} {self.venv}"
+                  if version_key(version) < (3, 0)
+                  else f"{uv_binary()} venv --quiet --python {interpreter} {self.venv}")
         result = self.exec(
-            f"{uv_binary()} venv --quiet --python {interpreter} {self.venv}",
+            create,
             cwd=str(self.root),
             timeout=300,
             use_venv=False,

@@ -51,6 +51,9 @@ _REQUIRED = re.compile(r"you require ([A-Za-z0-9_.\-]+)")
 # "you require attrs>=23.1,<24, we can conclude ...": the requirement with its specifier
 _REQUIRED_SPEC = re.compile(r"you require ([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?"
                             r"(?:[<>=!~]=?[^\s,]+(?:,[<>=!~]=?[^\s,]+)*)?)")
+# pip: "No matching distribution found for atomicwrites>=1.0 (from pytest)"
+_PIP_NO_MATCH = re.compile(r"No matching distribution found for (?P<name>[A-Za-z0-9_.\-]+)"
+                           r"(?:\[[^\]]*\])?(?P<spec>(?:[<>=!~]=?[^\s,]+(?:,[<>=!~]=?[^\s,]+)*)?)")
 _NOT_FOUND = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
 _MISSING_FILE = re.compile(r"(?:File not found|No such file or directory).*?`?([\w./-]*requirements[\w./-]*\.txt)")
 _COLLECTION_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
@@ -123,6 +126,13 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         return Diagnosis(category="installation", kind="missing_requirement_file",
                          reason=f"requirement file {missing_file.group(1)} does not exist",
                          facts={"files": [missing_file.group(1)]}, evidence=_line_with(out, missing_file))
+    if pip := _PIP_NO_MATCH.search(out):  # pip (Python 2 environments): nothing at the date
+        return Diagnosis(category="installation", kind="unsatisfiable",
+                         reason=f"no version of {pip['name']} fits the date pin and the other "
+                                "requirements",
+                         facts={"packages": [pip["name"]], "required": [],
+                                "requirements": [f"{pip['name']}{pip['spec'] or ''}"]},
+                         evidence=_line_with(out, pip))
     if not_found := _NOT_FOUND.search(out):
         return Diagnosis(category="installation", kind="not_in_registry",
                          reason=f"{not_found.group(1)} is not on the package index",

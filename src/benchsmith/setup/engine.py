@@ -30,6 +30,7 @@ from benchsmith.core import (
     output_tail,
 )
 from benchsmith.harness.checkout import Checkout, materialize, resolve
+from benchsmith.harness.prepare import install_env
 from benchsmith.harness.render import leaving_out, plan_spec, render, render_spec
 from benchsmith.harness.services import local_reason
 from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
@@ -283,7 +284,7 @@ class SetupEngine:
         iteration = Iteration(round=round_number, python=plan.python, origin=origin)
         counts = TestCounts()
         install = render(plan, apt=self.apt)[0]
-        env = {"UV_EXCLUDE_NEWER": plan.exclude_newer}
+        env = install_env(plan.python, plan.exclude_newer, plan.exclude_newer_packages)
         sandbox = make_sandbox(self.options.sandbox)
         try:
             sandbox.upload(host_repo, sandbox.workdir)

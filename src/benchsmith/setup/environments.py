@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from benchsmith.core import BenchsmithError, Plan, Sandbox
 from benchsmith.harness.checkout import Checkout, git, materialize
-from benchsmith.harness.prepare import prepare_sandbox
+from benchsmith.harness.prepare import install_env, prepare_sandbox
 from benchsmith.harness.render import render_install, render_reinstall
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.record import SetupRecord
@@ -79,7 +79,8 @@ def sandbox_at(engine: SetupEngine, environment: Environment, plan: Plan, checko
         same = environment.sandbox_commit == checkout.commit
         reinstall = render_reinstall(plan)
         if reset.ok and (same or reinstall is None or sandbox.exec(
-                reinstall, env={"UV_EXCLUDE_NEWER": plan.exclude_newer}, timeout=900).ok):
+                reinstall, env=install_env(plan.python, plan.exclude_newer,
+                                           plan.exclude_newer_packages), timeout=900).ok):
             environment.sandbox_commit = checkout.commit
             return sandbox
         environment.close()

@@ -61,6 +61,10 @@ def choose_python(context: RepoContext, on: date, available: dict[str, str]) -> 
     without any, the newest allowed version is used.
     """
     specs = [s for s in (_specifier(h.value) for h in context.requires_python) if s]
+    if python2_only(context, specs) and "2.7" in available:
+        return PythonChoice(version="2.7", reason="the project supports Python 2 only ("
+                            "requires-python or classifiers); a virtualenv with pip")
+    available = {v: p for v, p in available.items() if version_key(v) >= (3, 0)}
     released = [v for v in available if RELEASE_DATES.get(v, date.max) <= on]
     allowed = sorted((v for v in released if _allowed(v, specs)), key=version_key, reverse=True)
     if not allowed:
@@ -88,6 +92,15 @@ def choose_python(context: RepoContext, on: date, available: dict[str, str]) -> 
     if specs:
         reason += f", within requires-python {'; '.join(str(s) for s in specs)}"
     return PythonChoice(version=order[0], fallbacks=order[1:], reason=reason)
+
+
+def python2_only(context: RepoContext, specs: list[SpecifierSet]) -> bool:
+    """The project says it runs on Python 2 alone: its requires-python admits 2.7 and no 3.x,
+    or its classifiers name Python 2 versions and no Python 3 one."""
+    if specs:
+        return _allowed("2.7", specs) and not any(_allowed(f"3.{m}", specs) for m in range(16))
+    named = set(context.classifier_pythons)
+    return bool(named) and all(v.startswith("2") for v in named)
 
 
 def _key(minor: str) -> tuple[int, int]:
