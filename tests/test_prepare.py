@@ -215,3 +215,24 @@ def test_published_parquet_is_read_like_jsonl(tmp_path: Path) -> None:
     broken.write_bytes(b"PAR1 not really")
     result = run_cli("prepare", str(broken), "--out", str(tmp_path / "out.jsonl"))
     assert "cannot read instance file" in one_line_error(result)
+
+
+def test_a_fault_in_one_group_is_recorded_and_the_other_groups_go_on(tmp_path: Path, monkeypatch) -> None:
+    from benchsmith.datasets import prepare
+    from benchsmith.instance import TaskInstance
+    from benchsmith.setup.engine import SetupEngine, SetupOptions
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("AST constructor recursion depth mismatch")
+
+    monkeypatch.setattr(prepare, "resolve", broken)
+    items = [prepare.Published(instance=TaskInstance(instance_id=f"o__{r}-1", repo=f"o/{r}",
+                                                     base_commit="a" * 40, FAIL_TO_PASS=["t.py::a"]),
+                               raw={"instance_id": f"o__{r}-1", "repo": f"o/{r}"}, fingerprint=r)
+             for r in ("x", "y")]
+    out = tmp_path / "out.jsonl"
+    verdicts = prepare.Preparer(SetupEngine(SetupOptions())).prepare(items, out, jobs=2)
+    assert sorted(v.status for v in verdicts) == ["error", "error"]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["instance_id"] for r in records} == {"o__x-1", "o__y-1"}
+    assert all("internal error (RuntimeError: AST constructor" in r["prepare"]["reason"] for r in records)

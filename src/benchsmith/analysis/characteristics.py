@@ -21,6 +21,7 @@ from typing import Any
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import git, instant
 from benchsmith.harness.patches import file_diffs, is_test_path
+from benchsmith.parsing.python_source import parse_source
 from benchsmith.sandbox.tools import git_binary
 
 Value = float | int | None
@@ -111,7 +112,7 @@ def _test_functions(source: str | None) -> set[str] | None:
     if source is None:
         return set()
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return None
     found: set[str] = set()

@@ -136,10 +136,21 @@ class Preparer:
         verdicts: list[Verdict] = []
 
         def one_group(items: list[Published]) -> None:
-            for item, verdict, record in self._group(items):
-                writer.write(record)
-                verdicts.append(verdict)
-                self.on_record(item, verdict)
+            written: set[str] = set()
+            try:
+                for item, verdict, record in self._group(items):
+                    writer.write(record)
+                    written.add(item.instance.instance_id)
+                    verdicts.append(verdict)
+                    self.on_record(item, verdict)
+            except Exception as exc:  # noqa: BLE001 — a fault of ours: this group alone ends
+                why = f"internal error ({type(exc).__name__}: {exc})"
+                for item in items:
+                    if item.instance.instance_id not in written:
+                        _, verdict, record = self._failed(item, "error", why, "")
+                        writer.write(record)
+                        verdicts.append(verdict)
+                        self.on_record(item, verdict)
 
         run_groups(self.engine, one_group, groups.values(), jobs)
         return verdicts

@@ -17,6 +17,7 @@ import re
 from pydantic import BaseModel, Field
 
 from benchsmith.evaluation.models import ChangeCoverage
+from benchsmith.parsing.python_source import parse_source
 
 Lines = dict[str, set[int]]
 _PARAMS = re.compile(r"\[.*\]$")
@@ -94,7 +95,7 @@ def statement_lines(source: str) -> dict[int, int]:
     lines are not mapped (they are never executable).
     """
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return {}
     texts = source.splitlines()

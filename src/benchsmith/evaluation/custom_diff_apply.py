@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from benchsmith.parsing.python_source import parse_source
+
 SCAN_NOTE = "file does not parse: indentation scan"
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # line breaks as `ast` counts them
 _DEF = re.compile(r"([ \t]*)(async[ \t]+def|def|class)[ \t]+([^\W\d]\w*)[ \t]*[(:\[]")
@@ -96,7 +98,7 @@ def analyze(lines: list[str]) -> Structure:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse("".join(lines))
+            tree = parse_source("".join(lines))
     except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
         return scan(lines)
     definitions: list[Definition] = []

@@ -27,6 +27,7 @@ from benchsmith.harness.render import instance_spec, leaving_out, render_spec
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance
+from benchsmith.parsing.python_source import parse_source
 
 Measured = tuple[TestRun, TestRun, CoverageData, CoverageData]  # original, fixed
 
@@ -204,7 +205,7 @@ def touched_tests(diff: str, worktree: Worktree) -> set[str]:
     for path, lines in added.items():
         text = worktree.read(path)
         try:
-            tree = ast.parse(text or "")
+            tree = parse_source(text or "")
         except SyntaxError:
             continue
         module = path.removesuffix(".py").replace("/", ".")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from benchsmith.parsing.python_source import parse_source
+
 
 class Unresolved(Exception):
     """The expression is not a literal or a reference to one."""
@@ -13,7 +15,7 @@ class Unresolved(Exception):
 def parse_python(text: str) -> ast.Module | None:
     """The module's AST, or None when it does not parse (e.g. Python 2 syntax)."""
     try:
-        return ast.parse(text)
+        return parse_source(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from benchsmith.parsing.python_source import parse_source
 from benchsmith.setup.sources.coerce import as_dict, as_str_list
 from benchsmith.setup.sources.collector import Collector
 
@@ -59,7 +60,7 @@ def read_conftest_options(c: Collector) -> None:
     for path in sorted({p for pattern in CONFTEST_GLOBS for p in c.files.glob(pattern)}):
         text = c.files.text(path)
         try:
-            tree = ast.parse(text or "")
+            tree = parse_source(text or "")
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
