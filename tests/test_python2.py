@@ -66,3 +66,24 @@ def test_a_python2_only_project_is_set_up_with_python_27(make_repo, tmp_path) ->
     # pytest of that date needs atomicwrites, whose files PyPI only has from 2022 (re-uploaded):
     # pip's "no matching distribution" is relaxed like uv's, to the first upload that fits
     assert record.plan is not None and "atomicwrites" in record.plan.exclude_newer_packages
+
+
+def test_python2_only_projects_are_recognised_and_need_a_27() -> None:
+    from datetime import date
+
+    from benchsmith.core import BenchsmithError
+    from benchsmith.setup.context_model import Hint, RepoContext
+    from benchsmith.setup.pyversion import choose_python
+
+    pythons = {"2.7": "/py27", "3.6": "/py36", "3.11": "/py311"}
+    two = RepoContext(requires_python=[Hint(value=">=2.7, <3", source="setup.py")])
+    assert choose_python(two, date(2019, 6, 1), pythons).version == "2.7"
+    classifiers = RepoContext(classifier_pythons=["2.6", "2.7"])
+    assert choose_python(classifiers, date(2015, 1, 1), pythons).version == "2.7"
+    # a project that names Python 3 too, or nothing at all, never gets 2.7 (not even as fallback)
+    both = RepoContext(classifier_pythons=["2.7", "3.6"])
+    assert choose_python(both, date(2019, 6, 1), pythons).version == "3.6"
+    old = choose_python(RepoContext(), date(2013, 1, 1), pythons)
+    assert old.version == "3.6" and "2.7" not in old.fallbacks
+    with pytest.raises(BenchsmithError, match="supports Python 2 only, and this backend has no"):
+        choose_python(two, date(2019, 6, 1), {"3.11": "/py311"})

@@ -61,7 +61,10 @@ def choose_python(context: RepoContext, on: date, available: dict[str, str]) -> 
     without any, the newest allowed version is used.
     """
     specs = [s for s in (_specifier(h.value) for h in context.requires_python) if s]
-    if python2_only(context, specs) and "2.7" in available:
+    if python2_only(context, specs):
+        if "2.7" not in available:
+            raise BenchsmithError("the project supports Python 2 only, and this backend has no "
+                                  "Python 2.7 (the local backend makes 2.7 virtualenvs)")
         return PythonChoice(version="2.7", reason="the project supports Python 2 only ("
                             "requires-python or classifiers); a virtualenv with pip")
     available = {v: p for v, p in available.items() if version_key(v) >= (3, 0)}
