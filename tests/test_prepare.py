@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core import TestStatus
-from benchsmith.datasets.labels import check_labels, match
+from benchsmith.datasets.labels import check_labels
+from benchsmith.harness.names import match, status_of
 
 from .evaluation_fixture import CODE, CODE_FILE, PARSE_FIXED, TEST_FILE, TESTS, working_diff
 from .test_cli_batch import one_line_error, run_cli
@@ -33,6 +34,12 @@ def test_published_names_match_by_the_producers_rules_and_never_by_a_loose_prefi
     assert match("test_a (pkg.tests.TestX.test_a)", ours) == (["pkg.tests.TestX.test_a"], "unittest description")
     assert match("tests/test_q.py::test_sql", ours) == ([], None)  # a prefix of test_sql_more: no
     assert match("tests/test_q.py::test_sq", ours) == ([], None)
+    # grading reads a published name the same way; a cut name takes the last test reported
+    statuses = {"tests/test_q.py::test_sql[select a from b]": P, "tests/test_q.py::test_sql[select c]": F,
+                "pkg.tests.TestX.test_a": P}
+    assert status_of("tests/test_q.py::test_sql[select", statuses) == F
+    assert status_of("test_a (pkg.tests.TestX)", statuses) == P
+    assert status_of("tests/test_q.py::test_sql", statuses) is None
 
 
 def test_label_checks_say_what_differs() -> None:
@@ -156,9 +163,13 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
     assert latest["fixture__calc-3"]["prepare"]["status"] == "reproduced"
     # The evaluator takes the prepared file as it takes mined instances.
     evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mode", "fix",
-                        "--source", f"fixture/calc={repo.path}", "--run-id", "gold")
+                        "--source", f"fixture/calc={repo.path}", "--run-id", "gold",
+                        "--output-dir", str(tmp_path / "runs"))
     assert evaluated.returncode == 0, evaluated.stderr[-2000:]
-    assert "3" in evaluated.stdout
+    # graded by the published names: "test_words[a" is read as its producer wrote it, so the
+    # instances whose every label reproduced are resolved; calc-2 names a test that is gone
+    summary = json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]
+    assert sorted(summary["ids"]["RESOLVED"]) == ["fixture__calc-1", "fixture__calc-3"], summary["ids"]
     assert_loads_with_swebench(out, tmp_path)  # the `swebench` package's loader reads the output
 
 

@@ -1,51 +1,14 @@
-"""Published FAIL_TO_PASS / PASS_TO_PASS labels against the tests benchsmith ran.
-
-Published names are written by the producer's log parser, not ours. They are matched the way
-that parser would have written our names, most exact rule first, and each match says which
-rule made it:
-
-- ``exact``: the same node ID.
-- ``absolute path``: the published ID carries the producer's checkout path
-  (``/n/fs/.../repo/tests/test_x.py::test_a``); it ends with ``/`` plus our ID.
-- ``first space``: SWE-bench's pytest parser cuts a line at its first space, so a
-  parametrized ID with a space (``test_x[select a from b]``) is published as ``test_x[select``.
-  Every test of ours that the rule maps to that name counts, and all must agree.
-- ``unittest description``: ``test_a (pkg.mod.TestX)`` (and the 3.11 form ending in
-  ``.test_a``) is our ``pkg.mod.TestX.test_a``.
-
-A name no rule maps to any test is ``not found``: never a pass because a prefix happened to
-match another test.
-"""
+"""Published FAIL_TO_PASS / PASS_TO_PASS labels against the tests benchsmith ran; names are
+matched by :mod:`benchsmith.harness.names`."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
 from benchsmith.core import PASSING, TestStatus
-
-_UNITTEST = re.compile(r"^(?P<method>\w+) \((?P<cls>[\w.]+?)(?:\.(?P=method))?\)$")
-
-
-def match(published: str, ours: Iterable[str]) -> tuple[list[str], str | None]:
-    """Our test IDs that `published` names, and the rule that matched (None: not found)."""
-    names = list(ours)
-    if published in names:
-        return [published], "exact"
-    if published.startswith("/"):
-        suffix = [n for n in names if published.endswith("/" + n)]
-        if suffix:
-            return [max(suffix, key=len)], "absolute path"
-    cut = [n for n in names if " " in n and n.split(" ", 1)[0] == published]
-    if cut:
-        return cut, "first space"
-    if described := _UNITTEST.match(published):
-        name = f"{described['cls']}.{described['method']}"
-        if name in names:
-            return [name], "unittest description"
-    return [], None
+from benchsmith.harness.names import match
 
 
 class LabelCheck(BaseModel):

@@ -19,6 +19,7 @@ from benchsmith.core import (
     TestStatus,
     output_tail,
 )
+from benchsmith.harness.names import status_of
 from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
 
@@ -55,8 +56,9 @@ class TestRun(BaseModel):
     needs_network: list[str] = Field(default_factory=list)  # failed trying to reach another host
 
     def passed(self, test: str) -> bool:
-        """True if `test` passed (or xfailed); missing and skipped tests count as failing."""
-        return self.statuses.get(test) in PASSING
+        """True if `test` passed (or xfailed); missing and skipped tests count as failing.
+        A name another tool wrote (a published label) is read by :mod:`~benchsmith.harness.names`."""
+        return status_of(test, self.statuses) in PASSING
 
 
 def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeout: float,
