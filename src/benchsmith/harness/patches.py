@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
+from typing import Literal
 
 _TEST_DIRS = {"test", "tests", "testing", "unittests", "unit_tests", "integration_tests", "t"}
 _TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|.*_tests\.py|tests?\.py|conftest\.py)$")
@@ -66,7 +67,15 @@ def runnable_test_files(test_patch: str) -> list[str]:
     return files
 
 
-def task_patches(diff: str) -> tuple[str, str] | str:
+# Why a pull request's diff cannot become a task (both miners say it in these words).
+PatchProblem = Literal[
+    "no test change",
+    "only test changes",
+    "the test changes touch no test module (only test data, conftest.py or __init__.py)",
+]
+
+
+def task_patches(diff: str) -> tuple[str, str] | PatchProblem:
     """(patch, test_patch) of a pull request's diff that can become a task, or why it cannot:
     it must change code and at least one test module (test data alone runs nothing)."""
     patch, test_patch = split_patch(diff)

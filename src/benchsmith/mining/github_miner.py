@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import instant
-from benchsmith.harness.patches import task_patches, touched_files
+from benchsmith.harness.patches import PatchProblem, task_patches, touched_files
 from benchsmith.mining.closing import closing_links_in
 from benchsmith.mining.github_client import DIFF, GitHubClient, GitHubError, GitHubNotFound
 from benchsmith.mining.models import PullRequest
@@ -20,9 +20,7 @@ SkipReason = Literal[
     "issue not found",  # deleted or transferred
     "diff unavailable",  # GitHub refuses diffs that are too large
     "empty diff",
-    "no test change",
-    "only test changes",
-]
+] | PatchProblem
 
 
 
