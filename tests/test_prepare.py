@@ -247,3 +247,37 @@ def test_a_fault_in_one_group_is_recorded_and_the_other_groups_go_on(tmp_path: P
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["instance_id"] for r in records} == {"o__x-1", "o__y-1"}
     assert all("internal error (RuntimeError: AST constructor" in r["prepare"]["reason"] for r in records)
+
+
+@pytest.mark.slow
+def test_an_instance_is_evaluated_in_the_environment_of_its_setup_commit(make_repo, tmp_path: Path) -> None:
+    # At base_commit the test extra names a package that cannot be installed; the dataset's
+    # environment_setup_commit (later) fixed that. The environment is built there, as the
+    # dataset's producer built it, and the project then goes in at base_commit.
+    broken = PYPROJECT_TEST_EXTRA.replace('test = ["pytest"]',
+                                          'test = ["pytest", "benchsmith-no-such-package-xyz"]')
+    repo = make_repo("calc", {"pyproject.toml": broken, CODE_FILE: CODE, TEST_FILE: TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    setup = repo.commit({"pyproject.toml": PYPROJECT_TEST_EXTRA}, date="2023-05-20T12:00:00+00:00")
+    mirrors = tmp_path / "mirrors"
+    (mirrors / "fixture+calc").mkdir(parents=True)
+    os.symlink(repo.path, mirrors / "fixture+calc" / "repo")
+    row = {"instance_id": "fixture__calc-9", "repo": "fixture/calc", "base_commit": base,
+           "environment_setup_commit": setup, "created_at": "2023-05-12T10:00:00Z",
+           "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
+           "test_patch": working_diff(repo.path, {TEST_FILE: WORDS_TESTS + SPACES_TEST[len(WORDS_TESTS):]}),
+           "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]}
+    published = tmp_path / "published.jsonl"
+    published.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "prepared.jsonl"
+    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
+                       "--refdb", str(tmp_path / "ref.sqlite"))
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    record = json.loads(out.read_text())
+    assert record["prepare"]["status"] == "reproduced", record["prepare"]
+    assert record["reinstall"].startswith("uv pip install") and "--no-deps" in record["reinstall"]
+    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mirrors",
+                        str(mirrors), "--run-id", "gold", "--output-dir", str(tmp_path / "runs"))
+    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+    summary = json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]
+    assert summary["ids"].get("RESOLVED") == ["fixture__calc-9"], summary["ids"]

@@ -62,6 +62,9 @@ class TaskInstance(BaseModel):
     environment_setup_commit: str = ""
     # benchsmith's fields
     install: list[str] = Field(default_factory=list)
+    # With `reinstall`, `install` runs at `environment_setup_commit` (the environment as the
+    # dataset's producer built it) and `reinstall` then puts the project in at `base_commit`.
+    reinstall: str | None = None
     test: list[str] = Field(default_factory=list)  # rendered from test_spec
     test_spec: TestSpec | None = None
     test_files: list[str] = Field(default_factory=list)
@@ -94,6 +97,12 @@ class TaskInstance(BaseModel):
         if self.runner in {"pytest", "unittest"}:
             return "unittest" if self.runner == "unittest" else "pytest"
         return "unittest" if any("unittest" in c for c in self.test) else "pytest"
+
+    def environment_commit(self) -> str:
+        """The commit the install commands run at (see `reinstall`)."""
+        if self.reinstall and self.environment_setup_commit:
+            return self.environment_setup_commit
+        return self.base_commit
 
     def pin(self) -> str:
         """The pinning timestamp: the recorded one, else midnight of `created_at`'s day ("" if

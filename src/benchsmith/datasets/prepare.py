@@ -18,7 +18,7 @@ from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import resolve, resolve_source
 from benchsmith.harness.jsonl import JsonlWriter, read_records, records_by_key
 from benchsmith.harness.patches import runnable_test_files
-from benchsmith.harness.render import plan_spec, render_install, render_spec
+from benchsmith.harness.render import plan_spec, render_install, render_reinstall, render_spec
 from benchsmith.instance import TaskInstance
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.environments import (
@@ -215,8 +215,11 @@ class Preparer:
         verdict.environment = environment.record.image or setup_commit
         verdict.instance_s = round(time.monotonic() - started, 2)
         verdict.environment_s = environment.record.duration_s or 0.0
+        # the install ran at the setup commit; the project then went in at base_commit
+        moved = setup_commit != instance.base_commit
         record = {**item.raw,
-                  "install": render_install(plan, apt=self.engine.apt), "test": [render_spec(spec)],
+                  "install": render_install(plan, apt=self.engine.apt),
+                  "reinstall": render_reinstall(plan) if moved else None, "test": [render_spec(spec)],
                   "test_spec": spec.model_dump(mode="json"), "test_files": behaviour.test_files,
                   "python": plan.python, "exclude_newer": plan.exclude_newer, "runner": plan.runner,
                   "image": image, "provenance": self.engine.provenance().model_dump(mode="json"),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchsmith.core import BenchsmithError, Sandbox
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
-from benchsmith.harness.prepare import prepare_sandbox
+from benchsmith.harness.prepare import install_env, move_to, prepare_sandbox
 from benchsmith.harness.worktree import PATCH_DIR, Worktree
 from benchsmith.instance import TaskInstance
 from benchsmith.sandbox.config import SandboxConfig
@@ -95,9 +95,19 @@ class Environments:
         if not instance.python:
             raise BenchsmithError(f"instance {instance.instance_id} records no Python version")
         source = self.sources.get(instance.repo) or resolve_source(instance.repo, self.mirrors)
-        checkout = resolve(source, rev=instance.base_commit, repo=instance.repo)
-        return prepare_sandbox(config, checkout, instance.python, instance.install,
-                               exclude_newer(instance), self.timeout)
+        pin = exclude_newer(instance)
+        at = instance.environment_commit()
+        checkout = resolve(source, rev=at, repo=instance.repo)
+        sandbox = prepare_sandbox(config, checkout, instance.python, instance.install, pin,
+                                  self.timeout)
+        if at != instance.base_commit and instance.reinstall:
+            try:  # the environment as built at its setup commit, the project at base_commit
+                move_to(sandbox, instance.base_commit, instance.reinstall,
+                        install_env(instance.python, pin), self.timeout)
+            except BaseException:
+                sandbox.close()
+                raise
+        return sandbox
 
 
 def exclude_newer(instance: TaskInstance) -> str:
@@ -111,6 +121,8 @@ def environment_key(instance: TaskInstance) -> EnvironmentKey:
     """What the environment depends on: repository, commit, Python, install commands, date."""
     fields = [instance.repo, instance.base_commit, instance.python, exclude_newer(instance),
               *instance.install]
+    if instance.reinstall:  # installed at another commit first
+        fields += [instance.environment_commit(), instance.reinstall]
     digest = hashlib.sha256("\0".join(fields).encode()).hexdigest()[:12]
     return EnvironmentKey(name=f"{instance.instance_id}-{digest}", digest=digest,
                           repo=instance.repo, commit=instance.base_commit, image=instance.image)

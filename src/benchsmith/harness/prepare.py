@@ -49,3 +49,12 @@ def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     return sandbox
+
+
+def move_to(sandbox: Sandbox, commit: str, reinstall: str, env: dict[str, str],
+            timeout: float) -> None:
+    """Check `commit` out in the sandbox's checkout and reinstall the project alone there."""
+    for command in (f"git checkout -f -q {commit} && git clean -fdq", reinstall):
+        result = sandbox.exec(command, env=env, timeout=timeout)
+        if not result.ok:
+            raise BenchsmithError(f"install failed at {commit[:12]}: {output_tail(result.output)}")
