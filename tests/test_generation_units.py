@@ -110,3 +110,39 @@ def test_no_llm_code_is_reachable_without_the_model_option() -> None:
                               "i.jsonl", "--out", "p.jsonl"], capture_output=True, text=True)
     assert refused.returncode == 2 and refused.stderr.strip() == (
         "error: generate needs a model: --model PROVIDER:MODEL (e.g. openai:gpt-4o-mini)")
+
+
+def test_failures_are_recorded_per_instance_and_redone_on_resume(
+        make_repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchsmith.generation import GenerateOptions, Generator
+    from benchsmith.llm import LLM, CallCache, OpenAIConfig, Prices, Script
+    from benchsmith.testing.fake_openai import FakeLLMServer
+
+    repo = make_repo("budget", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    commit = repo.commit({"README.md": "x\n"})
+    issues = ["add subtracts", "add is wrong again", "add fails a third time"]
+    instances = [TaskInstance(instance_id=f"i{n}", repo="o/budget", base_commit=commit,
+                              problem_statement=text) for n, text in enumerate(issues)]
+    answer = "```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n```"
+    table = tmp_path / "prices.toml"
+    table.write_text('["openai:m"]\ninput = 1000.0\noutput = 1000.0\n')
+    monkeypatch.setenv("BENCHSMITH_PRICES", str(table))
+    with FakeLLMServer(Script(rules=[], default=answer)) as server:
+        def generator(max_cost: float | None) -> Generator:
+            config = OpenAIConfig(model="m", base_url=server.openai_url, max_retries=1, timeout_s=5)
+            llm = LLM(config, CallCache(tmp_path / "llm.sqlite"), Prices.load())
+            llm.provider.sleep = lambda s: None
+            options = GenerateOptions(method="zeroshot", mode="fix", context="oracle",
+                                      max_cost_usd=max_cost)
+            return Generator(llm, options, tmp_path / "fixes.jsonl", {"o/budget": str(repo.path)})
+
+        server.add_fault("server_error", times=2)  # the first instance's call and its retry
+        first = generator(max_cost=0.01).run(instances)
+        assert [r.failure for r in first] == ["provider", None, "budget"]
+        assert "HTTP 500" in first[0].error and first[1].model_patch.startswith("--- a/calc.py")
+        assert "cost budget of $0.01 is spent" in first[2].error and first[2].llm_calls == 0
+        assert first[1].llm_cost_usd > 0.01
+        second = generator(max_cost=None).run(instances)  # resumed: the two failures redone
+        assert [r.instance_id for r in second] == ["i0", "i2"]
+        assert all(r.failure is None for r in second)
+        assert server.answered() == 3

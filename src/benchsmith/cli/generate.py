@@ -143,6 +143,6 @@ def _run(llm: Any, options: Any, output: Path, sources: dict[str, str], mirrors:
     out.print(f"{len(records)} prediction(s) made, {made} with a patch, "
               f"{len(records) - made} without; model calls: {usage.llm_calls} "
               f"(+{usage.llm_cached_calls} from the cache), {usage.llm_tokens} tokens, "
-              f"${usage.llm_cost_usd:.4f}; written to {output}", highlight=False)
+              f"${usage.llm_cost_usd:.4f}; written to {output}", highlight=False, soft_wrap=True)
     if records and all(r.failure == "provider" for r in records):
         fail("the model could not be called for any instance", code=1)
