@@ -86,11 +86,6 @@ def test_zeroshot_plus_through_the_loopback_server_then_evaluate(
         rerun = read_jsonl(tmp_path / "again.jsonl")
         assert all(r["llm_calls"] == 0 and r["llm_cached_calls"] == 1 for r in rerun)
         assert [r["model_patch"] for r in rerun] == [r["model_patch"] for r in records.values()]
-        # The same output file: resumed, nothing to do.
-        resumed = run_cli("generate", *common, "--base-url", server.openai_url,
-                          "--out", str(tmp_path / "preds.jsonl"))
-        assert "resuming: 3 prediction(s)" in resumed.stderr
-        assert len(read_jsonl(tmp_path / "preds.jsonl")) == 3
 
     evaluated = run_cli("evaluate", "--instances", str(file), "--predictions",
                         str(tmp_path / "preds.jsonl"), "--mode", "test", "--source",

@@ -88,8 +88,9 @@ def test_prompts_are_versioned_files() -> None:
 
 
 def test_no_llm_code_is_reachable_without_the_model_option() -> None:
-    """Only `benchsmith generate` imports the LLM layer (and it exits without --model); no
-    other command, and nothing at import time, loads it or an LLM SDK."""
+    """Only `benchsmith generate` imports the LLM layer (and it exits without --model); `setup`
+    reaches it through `generate`'s loader only with --model; nothing at import time loads it or
+    an LLM SDK, and the setup engine repairs by rules unless handed another repairer."""
     heavy = ("benchsmith.llm", "benchsmith.generation", "openai", "anthropic", "bm25s")
     importers = set()
     for path in SRC.rglob("*.py"):
@@ -102,6 +103,10 @@ def test_no_llm_code_is_reachable_without_the_model_option() -> None:
             if any(n == h or n.startswith(h + ".") for n in names for h in heavy):
                 importers.add("/".join(relative))
     assert importers == {"cli/generate.py"}
+    from benchsmith.setup.engine import SetupEngine
+    from benchsmith.setup.repair import RuleRepairer
+
+    assert type(SetupEngine().repairer) is RuleRepairer
     probe = ("import sys, benchsmith.cli, benchsmith.testing; "
              f"print([m for m in {heavy!r} if m in sys.modules])")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -85,7 +85,7 @@ def generate(
     instances = read_input(_read_instances, instances_file)
     if not instances:
         fail(f"no usable instance in {instances_file}")
-    llm = _model(model, base_url, request_timeout, retries, None if no_cache else (cache or _default_cache()))
+    llm = load_model(model, base_url, request_timeout, retries, None if no_cache else (cache or default_cache()))
     options = _options({"method": method, "mode": mode, "context": context, "samples": k,
                         "temperature": temperature if temperature is not None else (0.7 if k > 1 else 0.0),
                         "max_tokens": max_tokens, "context_tokens": context_tokens,
@@ -93,13 +93,16 @@ def generate(
     _run(llm, options, output, sources, mirrors, sandbox, instances, timeout)
 
 
-def _default_cache() -> Path:
+def default_cache() -> Path:
+    """Where model calls are cached: BENCHSMITH_CACHE/llm.sqlite."""
     from benchsmith.harness.checkout import cache_dir
 
     return cache_dir() / "llm.sqlite"
 
 
-def _model(spec: str, base_url: str | None, timeout: float, retries: int, cache: Path | None) -> Any:
+def load_model(spec: str, base_url: str | None, timeout: float, retries: int,
+               cache: Path | None) -> Any:
+    """The configured model (an LLM), checked now; one error line when it cannot be used."""
     from benchsmith.llm import LLM, CallCache, Prices, parse_model
 
     try:
