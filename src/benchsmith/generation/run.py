@@ -32,7 +32,10 @@ from benchsmith.llm import LLM, LLMError, Usage
 def finished(out: Path) -> dict[str, dict[str, object]]:
     """Predictions already made in `out` that a resumed run keeps; the file is rewritten
     without the others (failures of the service, the budget or an environment)."""
-    records = records_by_key(out, "instance_id")
+    try:
+        records = records_by_key(out, "instance_id")
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError):
+        raise BenchsmithError(f"{out} holds lines that are not predictions: choose another --out") from None
     kept = {key: r for key, r in records.items() if r.get("failure") not in RETRIED_ON_RESUME}
     lines = out.read_text(encoding="utf-8").count("\n") if out.exists() else 0
     if lines != len(kept):
