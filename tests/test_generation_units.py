@@ -151,3 +151,31 @@ def test_failures_are_recorded_per_instance_and_redone_on_resume(
         assert [r.instance_id for r in second] == ["i0", "i2"]
         assert all(r.failure is None for r in second)
         assert server.answered() == 3
+
+
+def test_parallel_generation_keeps_each_instances_usage_to_itself(
+        make_repo, tmp_path: Path) -> None:
+    from benchsmith.generation import GenerateOptions, Generator
+    from benchsmith.llm import LLM, CallCache, OpenAIConfig, Script
+    from benchsmith.testing.fake_openai import FakeLLMServer
+
+    repo = make_repo("par", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    commit = repo.commit({"README.md": "x\n"})
+    instances = [TaskInstance(instance_id=f"p{n}", repo="o/par", base_commit=commit,
+                              problem_statement=f"issue {n}: " + "add subtracts " * n)
+                 for n in range(1, 5)]
+    answer = "```diff\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n```"
+    with FakeLLMServer(Script(default=answer)) as server:
+        server.add_fault("slow", times=4, delay_s=0.5)
+        llm = LLM(OpenAIConfig(model="m", base_url=server.openai_url, timeout_s=5),
+                  CallCache(tmp_path / "llm.sqlite"))
+        options = GenerateOptions(method="zeroshot", mode="fix", context="oracle")
+        records = Generator(llm, options, tmp_path / "par.jsonl", {"o/par": str(repo.path)}).run(
+            instances, jobs=4)
+    assert sorted(r.instance_id for r in records) == ["p1", "p2", "p3", "p4"]
+    assert all(r.llm_calls == 1 and not r.error for r in records)
+    prompts = {call.messages[0]: call for call in server.calls}
+    assert len(prompts) == 4
+    tokens = sorted(r.llm_tokens for r in records)
+    assert len(set(tokens)) == 4  # each record counts its own (longer issue, more tokens)
+    assert sum(tokens) == llm.usage.llm_tokens

@@ -59,6 +59,7 @@ def generate(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     request_timeout: Annotated[float, typer.Option("--request-timeout", min=1, help="Seconds one model request may take.")] = 120,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Retries of a rate-limited, failed or timed-out request.")] = 4,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Instances generated in parallel (model calls overlap).")] = 1,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="pass@k, libro: seconds per test command (and install step).")] = 1800,
     source: SourceOpt = None,
     mirrors: MirrorsOpt = None,
@@ -90,7 +91,7 @@ def generate(
                         "temperature": temperature if temperature is not None else (0.7 if k > 1 else 0.0),
                         "max_tokens": max_tokens, "context_tokens": context_tokens,
                         "max_cost_usd": max_cost, "timeout_s": timeout})
-    _run(llm, options, output, sources, mirrors, sandbox, instances, timeout)
+    _run(llm, options, output, sources, mirrors, sandbox, instances, timeout, jobs)
 
 
 def default_cache() -> Path:
@@ -123,7 +124,7 @@ def _options(values: dict[str, Any]) -> Any:
 
 
 def _run(llm: Any, options: Any, output: Path, sources: dict[str, str], mirrors: str | None,
-         sandbox: SandboxConfig, instances: list[TaskInstance], timeout: float) -> None:
+         sandbox: SandboxConfig, instances: list[TaskInstance], timeout: float, jobs: int) -> None:
     from benchsmith.generation.run import Generator
 
     environments = None
@@ -138,7 +139,7 @@ def _run(llm: Any, options: Any, output: Path, sources: dict[str, str], mirrors:
     say(f"generating with {llm.label}, method {options.method}, mode {options.mode}, "
         f"context {options.context}, {options.samples} sample(s); predictions: {output}")
     try:
-        records = generator.run(instances)
+        records = generator.run(instances, jobs=jobs)
     except BenchsmithError as exc:
         fail(str(exc))
     usage = llm.usage

@@ -4,6 +4,7 @@ out): the file list and the text of any file, read in one `git cat-file --batch`
 from __future__ import annotations
 
 import subprocess
+import threading
 
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import git, resolve, resolve_source
@@ -26,6 +27,7 @@ class RepoSnapshot:
             if path and len(parts) == 4 and parts[1] == "blob" and parts[3].isdigit():
                 self.sizes[path] = int(parts[3])
         self._texts: dict[str, str | None] = {}
+        self._lock = threading.Lock()  # generations of several instances share a snapshot
 
     @classmethod
     def of(cls, instance: TaskInstance, sources: dict[str, str], mirrors: str | None) -> RepoSnapshot:
@@ -43,12 +45,15 @@ class RepoSnapshot:
 
     def read(self, path: str) -> str | None:
         """The text of `path` (None: no such file, binary, or too large)."""
-        if path not in self._texts:
-            self.read_many([path])
-        return self._texts.get(path)
+        return self.read_many([path]).get(path)
 
     def read_many(self, paths: list[str]) -> dict[str, str]:
         """The texts of those `paths` that are text files of a usable size."""
+        with self._lock:
+            self._read_missing(paths)
+        return {p: t for p in paths if (t := self._texts.get(p)) is not None}
+
+    def _read_missing(self, paths: list[str]) -> None:
         wanted = [p for p in paths if p not in self._texts]
         for path in wanted:
             self._texts[path] = None
@@ -71,4 +76,3 @@ class RepoSnapshot:
                 offset += size + 1
                 if b"\0" not in blob:
                     self._texts[path] = blob.decode("utf-8", errors="replace")
-        return {p: t for p in paths if (t := self._texts.get(p)) is not None}

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from benchsmith import __version__
@@ -62,22 +64,44 @@ class Generator:
                                               "model": llm.label, "config": llm.config.model_dump(
                                                   mode="json", exclude={"api_key_env"})})
         self._snapshots: dict[tuple[str, str], RepoSnapshot] = {}
+        self._snapshot_lock = threading.Lock()
 
-    def run(self, instances: list[TaskInstance]) -> list[GenerationRecord]:
-        """Generate for every instance not finished in the output file; return the new records."""
+    def run(self, instances: list[TaskInstance], jobs: int = 1) -> list[GenerationRecord]:
+        """Generate for every instance not finished in the output file (`jobs` at a time);
+        return the new records. A refused key or unknown model stops the run (LLMError)."""
         done = finished(self.out)
         todo = [i for i in instances if i.instance_id not in done]
         if done:
             self.progress(f"resuming: {len(done)} prediction(s) already in {self.out}")
         writer = JsonlWriter(self.out)
         records: list[GenerationRecord] = []
-        for number, instance in enumerate(todo, start=1):
+        stop = threading.Event()  # set by a fatal error: instances not begun are left for later
+
+        def one(instance: TaskInstance) -> GenerationRecord | None:
+            if stop.is_set():
+                return None
             record = self.generate_one(instance)
             writer.write(record)
-            records.append(record)
-            self.progress(f"[{number}/{len(todo)}] {instance.instance_id}: {_summary(record)}")
             if record.failure == "provider" and record.error.startswith("fatal: "):
-                raise LLMError(record.error.removeprefix("fatal: "), fatal=True)
+                stop.set()
+            return record
+
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = [pool.submit(one, instance) for instance in todo]
+            try:
+                for number, future in enumerate(as_completed(futures), start=1):
+                    record = future.result()
+                    if record is not None:
+                        records.append(record)
+                        self.progress(f"[{number}/{len(todo)}] {record.instance_id}: "
+                                      f"{_summary(record)}")
+            except KeyboardInterrupt:
+                stop.set()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+        fatal = next((r for r in records if r.error.startswith("fatal: ")), None)
+        if fatal is not None:
+            raise LLMError(fatal.error.removeprefix("fatal: "), fatal=True)
         return records
 
     def generate_one(self, instance: TaskInstance) -> GenerationRecord:
@@ -88,7 +112,14 @@ class Generator:
                                   samples=options.samples, context=options.context,
                                   provenance=self.provenance)
         started = time.monotonic()
-        before = self.llm.usage.model_copy()
+        with self.llm.metered() as usage:
+            self._generate(instance, record)
+        _usage_into(record, usage)
+        record.duration_s = round(time.monotonic() - started, 3)
+        return record
+
+    def _generate(self, instance: TaskInstance, record: GenerationRecord) -> None:
+        options = self.options
         responses = self.work_dir / "responses" / f"{instance.instance_id}.json"
         try:
             if options.max_cost_usd is not None and self.llm.usage.llm_cost_usd >= options.max_cost_usd:
@@ -119,9 +150,6 @@ class Generator:
             record.error = str(exc)
         if responses.exists():
             record.raw_responses = str(responses)
-        _usage_into(record, self.llm.usage, before)
-        record.duration_s = round(time.monotonic() - started, 3)
-        return record
 
     def _select(self, instance: TaskInstance, patches: dict[int, str],
                 record: GenerationRecord) -> int | None:
@@ -144,17 +172,16 @@ class Generator:
 
     def _snapshot(self, instance: TaskInstance) -> RepoSnapshot:
         key = (instance.repo, instance.base_commit)
-        if key not in self._snapshots:
-            self._snapshots[key] = RepoSnapshot.of(instance, self.sources, self.mirrors)
-        return self._snapshots[key]
+        with self._snapshot_lock:
+            if key not in self._snapshots:
+                self._snapshots[key] = RepoSnapshot.of(instance, self.sources, self.mirrors)
+            return self._snapshots[key]
 
 
-def _usage_into(record: GenerationRecord, now: Usage, before: Usage) -> None:
-    record.llm_calls = now.llm_calls - before.llm_calls
-    record.llm_cached_calls = now.llm_cached_calls - before.llm_cached_calls
-    record.llm_tokens = now.llm_tokens - before.llm_tokens
-    record.llm_cost_usd = round(now.llm_cost_usd - before.llm_cost_usd, 8)
-    record.llm_latency_s = round(now.llm_latency_s - before.llm_latency_s, 3)
+def _usage_into(record: GenerationRecord, usage: Usage) -> None:
+    record.llm_calls, record.llm_cached_calls = usage.llm_calls, usage.llm_cached_calls
+    record.llm_tokens, record.llm_cost_usd = usage.llm_tokens, usage.llm_cost_usd
+    record.llm_latency_s = usage.llm_latency_s
 
 
 def _summary(record: GenerationRecord) -> str:

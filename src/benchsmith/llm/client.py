@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from benchsmith.llm.cache import CallCache, call_key
@@ -42,6 +44,7 @@ class LLM:
         self.prices = prices or Prices.load()
         self._provider = provider
         self._lock = threading.Lock()
+        self._scope = threading.local()
         self.usage = Usage()
         price = self.prices.of(config.type, config.model)
         self.priced = price is not None or isinstance(config, ScriptedConfig)
@@ -71,12 +74,27 @@ class LLM:
         except Exception:
             with self._lock:
                 self.usage.failed_calls += 1
+            if (scoped := getattr(self._scope, "usage", None)) is not None:
+                scoped.failed_calls += 1
             raise
         completion = self._priced(raw, round(time.monotonic() - started, 3))
         if self.cache is not None:
             self.cache.put(key, self.config.type, self.config.model, request, completion)
         self._count(completion)
         return completion
+
+    @contextmanager
+    def metered(self) -> Iterator[Usage]:
+        """Usage of the calls this thread makes inside the block (also counted in `usage`)."""
+        outer = getattr(self._scope, "usage", None)
+        self._scope.usage = Usage()
+        try:
+            yield self._scope.usage
+        finally:
+            inner = self._scope.usage
+            self._scope.usage = outer
+            if outer is not None:
+                outer.merge(inner)
 
     def complete(self, prompt: str) -> str:
         """The answer to one user message (the :class:`benchsmith.core.Model` protocol)."""
@@ -92,3 +110,5 @@ class LLM:
     def _count(self, completion: Completion) -> None:
         with self._lock:
             self.usage.add(completion)
+        if (scoped := getattr(self._scope, "usage", None)) is not None:
+            scoped.add(completion)
