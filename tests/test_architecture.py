@@ -24,9 +24,11 @@ ALLOWED: dict[str, set[str]] = {
     "evaluation": {"core", "instance", "sandbox", "parsing", "harness"},
     "datasets": {"core", "instance", "sandbox", "parsing", "harness", "setup"},
     "analysis": {"core", "instance", "sandbox", "parsing", "harness"},
-    "testing": {"core"},
+    "llm": {"core"},
+    "generation": {"core", "instance", "sandbox", "parsing", "harness", "evaluation", "llm"},
+    "testing": {"core", "llm"},
     "cli": {"core", "instance", "sandbox", "parsing", "harness", "setup", "mining", "evaluation",
-            "datasets", "analysis", "testing"},
+            "datasets", "analysis", "testing", "llm", "generation"},
 }
 # Only these may know a backend by name: the backends themselves, and the CLI's docker group.
 BACKEND_AWARE = ("sandbox", "cli")

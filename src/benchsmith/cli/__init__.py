@@ -12,12 +12,12 @@ import sys
 
 from rich.markup import escape
 
-from benchsmith.cli import datasets, docker, evaluate, mining, setup
+from benchsmith.cli import datasets, docker, evaluate, generate, mining, setup
 from benchsmith.cli.app import app, err
 from benchsmith.core import BenchsmithError
 
 __all__ = ["app", "main"]
-_COMMAND_MODULES = (setup, mining, evaluate, datasets, docker)  # importing them registers their commands
+_COMMAND_MODULES = (setup, mining, evaluate, datasets, docker, generate)  # importing them registers their commands
 
 
 def _on_sigterm(signum: int, frame: object) -> None:

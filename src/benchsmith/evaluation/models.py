@@ -93,7 +93,11 @@ class InstanceReport(BaseModel):
     error: str = ""
     environment_reused: bool = False
     prepare_s: float = 0.0
-    tests_s: float = 0.0  # time in test commands only
+    tests_s: float = 0.0  # time in test commands only (run for this prediction)
+    # test mode: runs that do not depend on the prediction, reused from an earlier evaluation
+    # of the instance (their time, not spent again, in reused_tests_s)
+    reused_runs: list[str] = Field(default_factory=list)
+    reused_tests_s: float = 0.0
     duration_s: float = 0.0  # the whole evaluation of this prediction
     logs: dict[str, str] = Field(default_factory=dict)
     provenance: Provenance | None = None

@@ -37,6 +37,7 @@ class EvalOptions(BaseModel):
     jobs: int = 1
     timeout_s: float = 1800
     stall_timeout_s: float | None = 600  # a test without progress this long is hung
+    reuse_runs: bool = True  # test mode: prediction-independent runs computed once per instance
 
 
 class Evaluation:
@@ -149,10 +150,12 @@ class Evaluation:
                 evaluate_filter(worktree, instance, prediction, tests, report, timeout, directory,
                                 stall_timeout=self.options.stall_timeout_s)
         else:
+            from benchsmith.evaluation.runcache import RunCache
             from benchsmith.evaluation.swt import evaluate_tests
 
             evaluate_tests(worktree, instance, prediction, report, timeout, directory,
-                           stall_timeout=self.options.stall_timeout_s)
+                           stall_timeout=self.options.stall_timeout_s,
+                           reuse=RunCache() if self.options.reuse_runs else None)
 
 
 def verdict(report: InstanceReport) -> str:

@@ -22,6 +22,7 @@ from benchsmith.evaluation.changecov import (
 from benchsmith.evaluation.covrun import CoverageRunner
 from benchsmith.evaluation.environment import exclude_newer
 from benchsmith.evaluation.models import InstanceReport, TestOutcome
+from benchsmith.evaluation.runcache import RunCache, StoredRuns
 from benchsmith.harness.patches import runnable_test_files
 from benchsmith.harness.render import instance_spec, leaving_out, render_spec
 from benchsmith.harness.testrun import TestRun, run_tests
@@ -90,9 +91,10 @@ class _Runner:
 
 def evaluate_tests(worktree: Worktree, instance: TaskInstance, prediction: Prediction,
                    report: InstanceReport, timeout: float, directory: Path,
-                   stall_timeout: float | None = None) -> None:
+                   stall_timeout: float | None = None, reuse: RunCache | None = None) -> None:
     """Fill `report` with SWT-bench's metrics for a predicted test patch (a test without
-    progress for `stall_timeout` seconds counts as failing; the rest runs without it)."""
+    progress for `stall_timeout` seconds counts as failing; the rest runs without it). With
+    `reuse`, the runs that do not depend on the prediction come from there when stored."""
     report.apply = apply_prediction(worktree, "model_tests", prediction.model_patch, custom=True)
     if not report.apply.applied:
         report.error = f"the predicted tests do not apply: {report.apply.error}"
@@ -116,17 +118,32 @@ def evaluate_tests(worktree: Worktree, instance: TaskInstance, prediction: Predi
     for state, tree in (("model", model_tree), ("gold", gold_tree), ("none", worktree.base)):
         if tree is None or (state == "gold" and same_as_gold):
             continue
+        key = (reuse.key(instance, state, files, runner.include, runner.coverage.available)
+               if reuse is not None and state != "model" else None)
+        stored = reuse.get(instance, key, directory) if reuse is not None and key else None
+        if stored is not None:
+            measured[state] = (stored.before, stored.after, stored.coverage_before,
+                               stored.coverage_after)
+            report.reused_runs += [f"{state}@original", f"{state}@fixed"]
+            continue
         result = runner.measure(state, tree)
         if isinstance(result, str):
             report.error = result
             return
         measured[state] = result
+        if reuse is not None and key:
+            reuse.put(instance, key, StoredRuns(before=result[0], after=result[1],
+                                                coverage_before=result[2], coverage_after=result[3]))
     if "gold" not in measured and same_as_gold:
         measured["gold"] = measured["model"]
     outcome = report.test = TestOutcome()
     for state, (before, after, _, _) in measured.items():
         outcome.runs[f"{state}@original"], outcome.runs[f"{state}@fixed"] = before, after
-        report.tests_s = round(report.tests_s + before.duration_s + after.duration_s, 3)
+        if f"{state}@original" in report.reused_runs:
+            report.reused_tests_s = round(report.reused_tests_s + before.duration_s
+                                          + after.duration_s, 3)
+        elif state != "gold" or not same_as_gold:
+            report.tests_s = round(report.tests_s + before.duration_s + after.duration_s, 3)
         for run in (before, after):
             if run.log:
                 report.logs[Path(run.log).stem] = run.log

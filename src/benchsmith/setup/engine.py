@@ -128,7 +128,11 @@ class SetupEngine:
                     "(no setup.py, setup.cfg, pyproject.toml or requirements file)"
                 )
             focused = [f for f in focus or [] if (host_repo / f).is_file()]
+            calls = getattr(self.repairer, "calls", 0)  # a model-assisted repairer counts its calls
             record = self._run(checkout, context, host_repo, keep, focused)
+            record.llm_calls = getattr(self.repairer, "calls", 0) - calls
+            record.model_assisted = record.status == "validated" and any(
+                (i.repair or "").startswith("model:") for i in record.iterations)
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
         record.duration_s = round(time.monotonic() - started, 2)

@@ -54,6 +54,7 @@ class SetupRecord(BaseModel):
     duration_s: float = 0.0
     clean_run_s: float | None = None
     llm_calls: int = 0
+    model_assisted: bool = False  # a repair proposed by the model (--model) is in the validated plan
     failure_category: str | None = None
     failure_reason: str | None = None
     backend: str = "local"

@@ -1,6 +1,16 @@
-"""Fakes that ship with benchsmith, so the whole CLI runs offline: a GitHub API server on
-127.0.0.1 serving self-written responses."""
+"""Fakes that ship with benchsmith, so the whole CLI runs offline: a GitHub API server and a
+language-model server (OpenAI- and Anthropic-compatible) on 127.0.0.1 serving self-written
+responses."""
 
 from benchsmith.testing.fake_github import FakeGitHub, FakeRepo
 
-__all__ = ["FakeGitHub", "FakeRepo"]
+__all__ = ["FakeGitHub", "FakeLLMServer", "FakeRepo"]
+
+
+def __getattr__(name: str) -> object:
+    # The LLM fake is loaded on demand, so importing the GitHub fake loads nothing of the LLM layer.
+    if name == "FakeLLMServer":
+        from benchsmith.testing.fake_openai import FakeLLMServer
+
+        return FakeLLMServer
+    raise AttributeError(name)
