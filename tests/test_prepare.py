@@ -249,11 +249,9 @@ def test_a_fault_in_one_group_is_recorded_and_the_other_groups_go_on(tmp_path: P
     assert all("internal error (RuntimeError: AST constructor" in r["prepare"]["reason"] for r in records)
 
 
-@pytest.mark.slow
-def test_an_instance_is_evaluated_in_the_environment_of_its_setup_commit(make_repo, tmp_path: Path) -> None:
-    # At base_commit the test extra names a package that cannot be installed; the dataset's
-    # environment_setup_commit (later) fixed that. The environment is built there, as the
-    # dataset's producer built it, and the project then goes in at base_commit.
+def _fixed_after_base(make_repo, tmp_path: Path) -> tuple[Path, Path]:
+    """A published instance whose base_commit cannot install its test extra (a package that
+    does not exist) and whose environment_setup_commit (later) fixed that; (file, mirrors)."""
     broken = PYPROJECT_TEST_EXTRA.replace('test = ["pytest"]',
                                           'test = ["pytest", "benchsmith-no-such-package-xyz"]')
     repo = make_repo("calc", {"pyproject.toml": broken, CODE_FILE: CODE, TEST_FILE: TESTS})
@@ -269,6 +267,14 @@ def test_an_instance_is_evaluated_in_the_environment_of_its_setup_commit(make_re
            "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]}
     published = tmp_path / "published.jsonl"
     published.write_text(json.dumps(row) + "\n")
+    return published, mirrors
+
+
+@pytest.mark.slow
+def test_an_instance_is_evaluated_in_the_environment_of_its_setup_commit(make_repo, tmp_path: Path) -> None:
+    # The environment is built at the setup commit, as the dataset's producer built it, and
+    # the project then goes in at base_commit (an install at base_commit fails).
+    published, mirrors = _fixed_after_base(make_repo, tmp_path)
     out = tmp_path / "prepared.jsonl"
     prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
                        "--refdb", str(tmp_path / "ref.sqlite"))
@@ -278,6 +284,28 @@ def test_an_instance_is_evaluated_in_the_environment_of_its_setup_commit(make_re
     assert record["reinstall"].startswith("uv pip install") and "--no-deps" in record["reinstall"]
     evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mirrors",
                         str(mirrors), "--run-id", "gold", "--output-dir", str(tmp_path / "runs"))
+    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+    summary = json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]
+    assert summary["ids"].get("RESOLVED") == ["fixture__calc-9"], summary["ids"]
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_prepare_on_docker_leaves_instance_images_that_evaluate_uses(make_repo, tmp_path: Path) -> None:
+    import docker
+
+    published, mirrors = _fixed_after_base(make_repo, tmp_path)
+    out = tmp_path / "prepared.jsonl"
+    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
+                       "--refdb", str(tmp_path / "ref.sqlite"), "--backend", "docker")
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    record = json.loads(out.read_text())
+    assert record["prepare"]["status"] == "reproduced", record["prepare"]
+    labels = docker.from_env().images.get(record["image"]).labels  # the instance image exists
+    assert labels["benchsmith.commit"] == record["base_commit"]
+    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mirrors",
+                        str(mirrors), "--backend", "docker", "--run-id", "gold",
+                        "--output-dir", str(tmp_path / "runs"))
     assert evaluated.returncode == 0, evaluated.stderr[-2000:]
     summary = json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]
     assert summary["ids"].get("RESOLVED") == ["fixture__calc-9"], summary["ids"]
