@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from benchsmith.cli.app import app, err, fail, out, say
@@ -62,7 +63,8 @@ def setup(
     if record.status == "error":
         fail(f"{record.failure_reason} (record written to {out_path})")
     out.print(f"[red]{line}[/]", highlight=False)
-    err.print(f"reason ({record.failure_category}): {record.failure_reason}", highlight=False)
+    err.print(f"reason ({record.failure_category}): {escape(record.failure_reason or '')}",
+              highlight=False)
     raise typer.Exit(1)
 
 
@@ -98,8 +100,8 @@ def setup_batch(
         def on_record(item: BatchItem, record: SetupRecord) -> None:
             colour = "green" if record.status == "validated" else "red"
             detail = "" if record.status == "validated" else f" ({record.failure_category}: {record.failure_reason})"
-            progress.console.print(f"[{colour}]{record.status:9}[/] {item.key} "
-                                   f"{record.duration_s:.0f}s{detail}", highlight=False)
+            progress.console.print(f"[{colour}]{record.status:9}[/] {escape(item.key)} "
+                                   f"{record.duration_s:.0f}s{escape(detail)}", highlight=False)
             progress.advance(task)
 
         try:
