@@ -24,9 +24,10 @@ ALLOWED: dict[str, set[str]] = {
     "evaluation": {"core", "instance", "sandbox", "parsing", "harness"},
     "datasets": {"core", "instance", "sandbox", "parsing", "harness", "setup"},
     "analysis": {"core", "instance", "sandbox", "parsing", "harness"},
+    "setupbench": {"core", "instance", "sandbox", "harness", "setup"},
     "testing": {"core"},
     "cli": {"core", "instance", "sandbox", "parsing", "harness", "setup", "mining", "evaluation",
-            "datasets", "analysis", "testing"},
+            "datasets", "analysis", "testing", "setupbench"},
 }
 # Only these may know a backend by name: the backends themselves, and the CLI's docker group.
 BACKEND_AWARE = ("sandbox", "cli")

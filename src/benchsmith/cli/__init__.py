@@ -10,12 +10,12 @@ from __future__ import annotations
 import signal
 import sys
 
-from benchsmith.cli import datasets, docker, evaluate, mining, setup
+from benchsmith.cli import datasets, docker, evaluate, mining, setup, setupbench
 from benchsmith.cli.app import app, err
 from benchsmith.core import BenchsmithError
 
 __all__ = ["app", "main"]
-_COMMAND_MODULES = (setup, mining, evaluate, datasets, docker)  # importing them registers their commands
+_COMMAND_MODULES = (setup, mining, evaluate, datasets, docker, setupbench)  # importing them registers their commands
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
