@@ -25,6 +25,7 @@ TasksArg = Annotated[Path | None, typer.Argument(help="Tasks file (SetupBench JS
 BuiltinOpt = Annotated[bool, typer.Option("--builtin", help="Use benchsmith's own task set.")]
 FixturesOpt = Annotated[Path | None, typer.Option("--fixtures", help="Root of the fixture folders (default: fixtures/ next to the tasks file).")]
 MirrorsOpt = Annotated[str | None, typer.Option("--mirrors", help="Folder of local repository mirrors (owner+name/repo).")]
+SuccessTimeoutOpt = Annotated[float, typer.Option("--success-timeout", min=1, help="Limit of the success command (some run a whole test suite), in seconds.")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=1, help="Wall-clock limit of the agent per task, in seconds.")]
 JobsOpt = Annotated[int, typer.Option("--jobs", min=1, help="Tasks run at the same time.")]
 OnlyOpt = Annotated[list[str] | None, typer.Option("--only", help="Run only this instance_id (repeatable).")]
@@ -73,9 +74,9 @@ def run_command(
     agent: Annotated[str, typer.Option("--agent", help="noop, oracle, benchsmith, or a command run inside each task's container.")] = "noop",
     results: Annotated[Path, typer.Option("--out", help="Results file (JSONL; resumed when it exists).")] = Path("setupbench-results.jsonl"),
     builtin: BuiltinOpt = False, fixtures: FixturesOpt = None, mirrors: MirrorsOpt = None,
-    timeout: TimeoutOpt = 7200.0, jobs: JobsOpt = 1, only: OnlyOpt = None,
-    network: NetworkOpt = "bridge", cpus: CpusOpt = 2.0, memory: MemoryOpt = "4g",
-    ca_bundle: CaOpt = None,
+    timeout: TimeoutOpt = 7200.0, success_timeout: SuccessTimeoutOpt = 1800.0, jobs: JobsOpt = 1,
+    only: OnlyOpt = None, network: NetworkOpt = "bridge", cpus: CpusOpt = 2.0,
+    memory: MemoryOpt = "4g", ca_bundle: CaOpt = None,
 ) -> None:
     """Run an agent on every task, each in a fresh container; one result line per task."""
     from benchsmith.setupbench import (
@@ -97,8 +98,8 @@ def run_command(
     except BenchsmithError as exc:
         fail(str(exc))
     config = _sandbox(network, ca_bundle, cpus, memory)
-    options = RunOptions(agent=agent, timeout_s=timeout, mirrors=mirrors,
-                         fixtures=str(fixtures) if fixtures else None)
+    options = RunOptions(agent=agent, timeout_s=timeout, success_timeout_s=success_timeout,
+                         mirrors=mirrors, fixtures=str(fixtures) if fixtures else None)
     run_tasks(items, options, config, results, jobs=jobs, progress=say)
     for line in table_lines(summarize(read_results(results))):
         out.print(line, highlight=False)

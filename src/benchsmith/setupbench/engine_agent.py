@@ -1,16 +1,160 @@
-"""The `benchsmith` agent: the setup engine applied to a repository task (placeholder)."""
+"""The `benchsmith` agent: benchsmith's setup engine applied to a repository task, installing
+the way SetupBench's rules demand: system-wide (no virtualenv), non-interactively.
+
+It reads the checkout in /testbed (copied out of the container), lets the engine's rule planner
+derive what to install (requirement files, extras, test tools, Debian packages), and runs the
+rendered install commands with uv against the system Python (``UV_SYSTEM_PYTHON``). A failed
+install is repaired the engine's way (Debian packages for missing headers, tools and libraries),
+then retried without the date pin. Every command it ran goes to the metrics file.
+"""
 
 from __future__ import annotations
 
+import io
+import json
+import shlex
+import shutil
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
 from benchsmith.core import BenchsmithError, ExecResult, Sandbox
+from benchsmith.harness.checkout import git
+from benchsmith.harness.render import render_install
+from benchsmith.sandbox.tools import uv_binary
+from benchsmith.setup.context import gather_context
+from benchsmith.setup.planner import RulePlanner
+from benchsmith.setup.pyversion import PythonChoice
+from benchsmith.setup.system_packages import debian_packages_for
+from benchsmith.setupbench.agents import METRICS_FILE
 from benchsmith.setupbench.tasks import SetupTask
+
+# What every Python project needs before its own requirements, on a bare Debian/Ubuntu.
+BASE_PACKAGES = ("python3", "python3-pip", "python3-dev", "python-is-python3", "build-essential",
+                 "git", "pkg-config", "ca-certificates", "curl")
+SYSTEM_ENV = {"UV_SYSTEM_PYTHON": "1", "UV_BREAK_SYSTEM_PACKAGES": "1",
+              "DEBIAN_FRONTEND": "noninteractive"}
+# Later `pip install`s (the success command's own, a Makefile's) may install system-wide too.
+PIP_CONF = b"[global]\nbreak-system-packages = true\n"
+UNPINNED = "2100-01-01T00:00:00Z"
 
 
 class BenchsmithAgent:
-    """benchsmith's setup engine as a SetupBench agent."""
+    """benchsmith's setup engine as a SetupBench agent (repository tasks)."""
 
     name = "benchsmith"
 
     def run(self, sandbox: Sandbox, task: SetupTask, timeout: float) -> ExecResult:
-        """Set the repository in /testbed up system-wide."""
-        raise BenchsmithError("the benchsmith agent is not implemented yet")
+        """Install the repository in /testbed and what it needs, system-wide."""
+        run = _Run(sandbox, time.monotonic() + timeout)
+        try:
+            self._setup(run)
+        finally:
+            sandbox.write_file(METRICS_FILE, json.dumps({
+                "steps": len(run.commands), "commands": run.commands,
+                "notes": run.notes}, indent=1).encode())
+        return run.result()
+
+    def _setup(self, run: _Run) -> None:
+        host = Path(tempfile.mkdtemp(prefix="benchsmith-agent-"))
+        try:
+            repo = _copy_out(run.sandbox, host)
+            context = gather_context(repo)
+            try:
+                stamp = git("log", "-1", "--format=%cI", cwd=repo).strip()
+            except BenchsmithError:
+                stamp = ""
+            pin = _rfc3339(stamp) if stamp else UNPINNED
+            choice = PythonChoice(version="3", reason="the image's system python3 (SetupBench: "
+                                  "no virtualenv)")
+            plan = RulePlanner().plan(context, choice, pin)
+        finally:
+            shutil.rmtree(host, ignore_errors=True)
+        run.notes += plan.notes
+        apt = sorted(set(BASE_PACKAGES) | set(plan.apt_packages))
+        if not run.step("apt-get update -qq && apt-get install -y -qq --no-install-recommends "
+                        + " ".join(apt)):
+            return
+        run.sandbox.write_file("/etc/pip.conf", PIP_CONF)
+        run.sandbox.upload(Path(uv_binary()), "/usr/local/bin/uv")
+        for pinned in (True, False):
+            plan.exclude_newer = pin if pinned else UNPINNED
+            if all(self._install(run, command) for command in render_install(plan, apt=False)):
+                return
+            if not pinned or run.left() <= 0:
+                return
+            run.notes.append("install failed with dependencies pinned to the commit's date: "
+                             "retrying unpinned")
+
+    @staticmethod
+    def _install(run: _Run, command: str) -> bool:
+        """Run one install command; on failure install the Debian packages its output asks for
+        and try once more."""
+        if run.step(command):
+            return True
+        wanted = debian_packages_for(run.last_output)
+        if not wanted or run.left() <= 0:
+            return False
+        run.notes.append(f"installing {', '.join(wanted)} for a failed install")
+        return run.step("apt-get install -y -qq --no-install-recommends "
+                        + " ".join(shlex.quote(p) for p in wanted)) and run.step(command)
+
+
+class _Run:
+    """The commands of one agent run against one deadline."""
+
+    def __init__(self, sandbox: Sandbox, deadline: float) -> None:
+        self.sandbox, self.deadline = sandbox, deadline
+        self.commands: list[dict[str, object]] = []
+        self.notes: list[str] = []
+        self.outputs: list[str] = []
+        self.last_output = ""
+        self.timed_out = False
+        self.returncode = 0
+        self.started = time.monotonic()
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def step(self, command: str) -> bool:
+        if self.left() <= 1:
+            self.timed_out = True
+            return False
+        result = self.sandbox.exec(command, cwd="/testbed", env=SYSTEM_ENV, timeout=self.left(),
+                                   use_venv=False)
+        self.commands.append({"command": command, "exit": result.returncode,
+                              "seconds": result.duration_s})
+        self.outputs.append(f"$ {command}\n{result.output[-20000:]}")
+        self.last_output = result.output
+        self.timed_out = self.timed_out or result.timed_out
+        self.returncode = result.returncode
+        return result.ok
+
+    def result(self) -> ExecResult:
+        return ExecResult(command="benchsmith", returncode=-9 if self.timed_out else self.returncode,
+                          output="\n".join([*self.outputs, *(f"# {n}" for n in self.notes)]),
+                          timed_out=self.timed_out,
+                          duration_s=round(time.monotonic() - self.started, 3))
+
+
+def _copy_out(sandbox: Sandbox, host: Path) -> Path:
+    """The checkout in /testbed, copied to `host`/testbed (bare images have no Python, so the
+    engine reads the files on the host)."""
+    packed = sandbox.exec("tar -C /testbed -cf /setupbench/testbed.tar .", cwd="/", timeout=600,
+                          use_venv=False)
+    if not packed.ok:
+        raise BenchsmithError(f"cannot read /testbed: {packed.output.strip()[-200:]}")
+    data = sandbox.read_file("/setupbench/testbed.tar")
+    sandbox.exec("rm -f /setupbench/testbed.tar", cwd="/", timeout=60, use_venv=False)
+    repo = host / "testbed"
+    repo.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(repo, filter="data")
+    return repo
+
+
+def _rfc3339(stamp: str) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromisoformat(stamp).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -50,7 +50,9 @@ class TaskResult(BaseModel):
     agent_s: float = 0.0
     """Wall-clock time of the agent."""
     harness_s: float = 0.0
-    """Container start to verdict, without the agent's time."""
+    """Container start to verdict, without the agent's time (and without the removal)."""
+    cleanup_s: float = 0.0
+    """Removing the container after the verdict."""
     total_s: float = 0.0
     success_output: str = ""
     """The tail of the success command's output."""

@@ -57,17 +57,22 @@ def run_task(task: SetupTask, agent: Agent, options: RunOptions, sandbox_config:
                         options=options.model_dump(), started_at=_now(),
                         benchsmith_version=__version__)
     log_dir.mkdir(parents=True, exist_ok=True)
+    verdict_at: list[float] = []
     try:
-        _run(task, agent, options, sandbox_config, log_dir, result, progress)
+        _run(task, agent, options, sandbox_config, log_dir, result, progress, verdict_at)
     except BenchsmithError as exc:
         result.verdict, result.reason = "error", str(exc).splitlines()[0][:400]
-    result.total_s = round(time.monotonic() - started, 2)
-    result.harness_s = round(result.total_s - result.agent_s, 2)
+    ended = time.monotonic()
+    result.total_s = round(ended - started, 2)
+    decided = verdict_at[0] if verdict_at else ended
+    result.harness_s = round(decided - started - result.agent_s, 2)
+    result.cleanup_s = round(ended - decided, 2)
     return result
 
 
 def _run(task: SetupTask, agent: Agent, options: RunOptions, sandbox_config: Any,
-         log_dir: Path, result: TaskResult, progress: Progress | None) -> None:
+         log_dir: Path, result: TaskResult, progress: Progress | None,
+         verdict_at: list[float]) -> None:
     provided = sandbox_config.for_image(task.base_image, progress)
     if provided is None:
         raise BenchsmithError("this sandbox backend cannot start task images: use --backend docker")
@@ -97,6 +102,7 @@ def _run(task: SetupTask, agent: Agent, options: RunOptions, sandbox_config: Any
         check = sandbox.exec(f"bash -lc {shlex.quote(task.success_command)}", cwd=TESTBED,
                              timeout=options.success_timeout_s, use_venv=False)
         result.logs["success"] = _log(log_dir, "success", check)
+        verdict_at.append(time.monotonic())
         result.success_output = check.output[-2000:]
         result.verdict, result.reason = verdict_of(check.output)
         if check.timed_out:
