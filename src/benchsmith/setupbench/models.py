@@ -45,6 +45,8 @@ class TaskResult(BaseModel):
     """The image the container was started from."""
     image_note: str = ""
     """How that image was obtained (local, pulled, a stand-in for the one asked for)."""
+    notes: list[str] = Field(default_factory=list)
+    """What the harness could not do as asked (files a partial mirror lacks, ...)."""
     agent_exit_code: int | None = None
     timed_out: bool = False
     agent_s: float = 0.0

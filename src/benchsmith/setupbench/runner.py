@@ -79,8 +79,8 @@ def _run(task: SetupTask, agent: Agent, options: RunOptions, sandbox_config: Any
     config, result.image, result.image_note = provided
     sandbox = make_sandbox(config)
     try:
-        fill_testbed(sandbox, task, options.mirrors,
-                     Path(options.fixtures) if options.fixtures else None)
+        result.notes += fill_testbed(sandbox, task, options.mirrors,
+                                     Path(options.fixtures) if options.fixtures else None)
         pre = run_pre_runner(sandbox, task, options.pre_runner_timeout_s)
         if pre is not None:
             result.logs["pre_runner"] = _log(log_dir, "pre_runner", pre)

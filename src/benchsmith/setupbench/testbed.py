@@ -4,7 +4,9 @@ statement, and the pre-runner."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -16,10 +18,10 @@ from benchsmith.setupbench.tasks import SetupTask, fixture_folder, repo_slug
 TESTBED = "/testbed"
 
 
-def clone_at(task: SetupTask, mirrors: str | None, dest: Path) -> Path:
+def clone_at(task: SetupTask, mirrors: str | None, dest: Path) -> list[str]:
     """A clone of the task's repository at `base_commit` in `dest`: one commit deep (the
     history of a large project would be most of the harness's time), `origin` set to the
-    published URL."""
+    published URL. Returns the paths the mirror lacks (none for a complete one)."""
     assert task.repo_url is not None
     slug = repo_slug(task.repo_url)
     source = resolve_source(slug, mirrors)
@@ -33,23 +35,55 @@ def clone_at(task: SetupTask, mirrors: str | None, dest: Path) -> Path:
     git("init", "--quiet", str(dest))
     try:
         git("fetch", "--quiet", "--depth", "1", source, rev, cwd=dest, timeout=900)
+        git("-c", "advice.detachedHead=false", "checkout", "--quiet", "FETCH_HEAD", cwd=dest)
+        missing: list[str] = []
     except BenchsmithError as exc:
-        raise BenchsmithError(f"cloning {task.repo_url} at {rev} from {source} failed: "
-                              f"{str(exc).splitlines()[-1][-200:]}") from None
-    git("-c", "advice.detachedHead=false", "checkout", "--quiet", "FETCH_HEAD", cwd=dest)
+        if not Path(source.removeprefix("file://")).is_dir():
+            raise BenchsmithError(f"cloning {task.repo_url} at {rev} from {source} failed: "
+                                  f"{str(exc).splitlines()[-1][-200:]}") from None
+        shutil.rmtree(dest)
+        missing = _partial_clone(Path(source.removeprefix("file://")), rev, dest)
     git("remote", "add", "origin", task.repo_url, cwd=dest)
-    return dest
+    return missing
+
+
+def _partial_clone(mirror: Path, rev: str, dest: Path) -> list[str]:
+    """A one-commit clone from a mirror that lacks some objects (a partial mirror without its
+    largest blobs, where `git fetch` refuses): the files that are there, and the paths missing."""
+    git("clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(dest))
+    with contextlib.suppress(BenchsmithError):  # the missing blobs: the rest is checked out
+        git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", rev, cwd=dest)
+    commit = git("rev-parse", "HEAD", cwd=dest).strip()
+    objects = git("rev-list", "--objects", "--no-walk", "--missing=allow-any", commit, cwd=dest)
+    names = "".join(line.split(" ", 1)[0] + "\n" for line in objects.splitlines() if line)
+    subprocess.run(["git", "pack-objects", "-q", ".git/objects/pack/pack"], input=names,
+                   text=True, cwd=dest, check=True, capture_output=True)
+    (dest / ".git" / "objects" / "info" / "alternates").unlink(missing_ok=True)
+    (dest / ".git" / "shallow").write_text(commit + "\n")
+    (dest / ".git" / "packed-refs").unlink(missing_ok=True)
+    git("remote", "remove", "origin", cwd=dest)
+    shutil.rmtree(dest / ".git" / "refs" / "remotes", ignore_errors=True)
+    shutil.rmtree(dest / ".git" / "refs" / "tags", ignore_errors=True)
+    for head in (dest / ".git" / "refs" / "heads").iterdir():
+        head.unlink()
+    status = git("status", "--porcelain", cwd=dest)
+    return [line[3:] for line in status.splitlines() if line.startswith(" D ")]
 
 
 def fill_testbed(sandbox: Sandbox, task: SetupTask, mirrors: str | None,
-                 fixtures_root: Path | None) -> None:
-    """Put the repository, the fixtures and the problem statement into the container."""
+                 fixtures_root: Path | None) -> list[str]:
+    """Put the repository, the fixtures and the problem statement into the container; return
+    notes on what could not be (files a partial mirror lacks)."""
+    notes: list[str] = []
     folder = fixture_folder(task, fixtures_root)  # a missing folder fails before any clone
     sandbox.write_file(PROBLEM_FILE, task.problem_statement.encode())
     if task.repo_url:
         host = Path(tempfile.mkdtemp(prefix="benchsmith-setupbench-"))
         try:
-            clone_at(task, mirrors, host / "testbed")
+            missing = clone_at(task, mirrors, host / "testbed")
+            if missing:
+                notes.append(f"the mirror lacks {len(missing)} file(s) of {task.base_commit}: "
+                             + ", ".join(missing[:5]))
             sandbox.upload(host / "testbed", TESTBED)
         finally:
             shutil.rmtree(host, ignore_errors=True)
@@ -58,6 +92,7 @@ def fill_testbed(sandbox: Sandbox, task: SetupTask, mirrors: str | None,
     made = sandbox.exec(f"mkdir -p {TESTBED} {HARNESS_DIR}", cwd="/", timeout=60, use_venv=False)
     if not made.ok:
         raise BenchsmithError(f"preparing {TESTBED} failed: {made.output.strip()[-200:]}")
+    return notes
 
 
 def run_pre_runner(sandbox: Sandbox, task: SetupTask, timeout: float) -> ExecResult | None:

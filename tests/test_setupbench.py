@@ -1,0 +1,140 @@
+"""The setup-agent benchmark without containers: the task format, verdicts, reports, the
+scaffold, and one-line failures of the CLI on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchsmith.setupbench import (
+    TaskProblem,
+    TaskResult,
+    builtin_tasks_file,
+    html_page,
+    load_tasks,
+    read_results,
+    scaffold_task,
+    summarize,
+    table_lines,
+    verdict_of,
+)
+from benchsmith.setupbench.tasks import SetupTask, repo_slug
+
+OK = ' && echo "Setup successful" || echo "Setup failed"'
+
+
+def _write(path: Path, records: list[object]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+    return path
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "benchsmith.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)
+
+
+def test_published_records_are_read_unchanged_and_problems_are_per_task(tmp_path: Path) -> None:
+    record = {"instance_id": "a", "success_command": "true" + OK, "problem_statement": "p",
+              "task_type": "reposetup", "repo_url": "https://github.com/o/n", "base_commit": "abc",
+              "image_tag": "x:1", "human_actions_lower_bound": 3, "build_commands": ["make"]}
+    tasks = load_tasks(_write(tmp_path / "t.jsonl", [
+        record, {"instance_id": "b", "problem_statement": "no command"}, "not json",
+        {"instance_id": "a", "success_command": "echo"}, {"instance_id": "c", "success_command": 3}]))
+    first = tasks[0]
+    assert isinstance(first, SetupTask) and first.published() == record
+    assert first.base_image == "ubuntu:22.04"  # SetupBench's default when a record names none
+    assert first.script("solution") == "set -e\nmake\n"  # the oracle falls back to build_commands
+    problems = {p.instance_id: p.problem for p in tasks[1:] if isinstance(p, TaskProblem)}
+    assert problems["b"] == "no success_command"
+    assert problems["a"] == "duplicate instance_id"
+    assert problems["c"].startswith("success_command")
+    assert any(p.startswith("not JSON") for p in problems.values())
+
+
+def test_scripts_are_files_next_to_the_tasks_file_or_the_text_itself(tmp_path: Path) -> None:
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / "s.sh").write_text("echo from file\n")
+    tasks = load_tasks(_write(tmp_path / "t.jsonl", [
+        {"instance_id": "f", "success_command": "x", "solution": "solutions/s.sh",
+         "pre_runner": "echo inline"}]))
+    task = tasks[0]
+    assert isinstance(task, SetupTask)
+    assert task.script("solution") == "echo from file\n"
+    assert task.script("pre_runner") == "echo inline"
+
+
+@pytest.mark.parametrize(("output", "verdict"), [
+    ("Setup successful\n", "success"), ("noise\nSetup failed\n", "failed"),
+    ("Setup failed\nretrying\nSetup successful\n", "success"), ("", "failed"),
+    ("Traceback ...\n", "failed")])
+def test_the_last_verdict_line_decides(output: str, verdict: str) -> None:
+    assert verdict_of(output)[0] == verdict
+
+
+def test_repo_slug() -> None:
+    assert repo_slug("https://github.com/openai/whisper") == "openai/whisper"
+    assert repo_slug("https://github.com/o/n.git/") == "o/n"
+    assert repo_slug("git@github.com:o/n.git") == "o/n"
+
+
+def test_summary_counts_errors_apart_and_renders(tmp_path: Path) -> None:
+    def result(iid: str, kind: str, verdict: str) -> TaskResult:
+        return TaskResult(input=iid, instance_id=iid, task_type=kind, agent="x", verdict=verdict,
+                          agent_s=10, harness_s=2)
+
+    path = tmp_path / "r.jsonl"
+    _write(path, [result("a", "db", "success").model_dump(), result("b", "db", "failed").model_dump(),
+                  result("c", "repo", "error").model_dump()])
+    rows = summarize(read_results(path))
+    by_type = {row.task_type: row for row in rows}
+    assert by_type["db"].success_rate == 0.5 and by_type["repo"].error == 1
+    assert by_type["overall"].tasks == 3 and by_type["overall"].success_rate == 0.5
+    assert table_lines(rows)[0].split()[0] == "task_type"
+    assert "<table>" in html_page(rows, read_results(path), "t")
+
+
+def test_builtin_task_set_is_valid_and_covers_every_kind() -> None:
+    tasks = load_tasks(builtin_tasks_file())
+    assert all(isinstance(t, SetupTask) for t in tasks)
+    kinds = {t.task_type for t in tasks if isinstance(t, SetupTask)}
+    assert {"database_setup", "background_service", "repo_setup", "dependency_resolution"} <= kinds
+    assert all(isinstance(t, SetupTask) and t.script("solution") for t in tasks)
+
+
+def test_scaffold_writes_a_task_that_loads(tmp_path: Path) -> None:
+    written = scaffold_task(tmp_path, "db-new", "database_setup")
+    assert tmp_path / "tasks.jsonl" in written
+    task = load_tasks(tmp_path / "tasks.jsonl")[0]
+    assert isinstance(task, SetupTask) and task.fixtures == "db-new"
+    assert (tmp_path / "fixtures" / "db-new" / "seed.sql").is_file()
+    assert "sqlite3" in (task.script("solution") or "")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["setupbench", "run", "missing.jsonl"], "tasks file not found"),
+    (["setupbench", "run"], "give a tasks file or --builtin"),
+    (["setupbench", "run", "--builtin", "--only", "nope"], "--only names no task"),
+    (["setupbench", "report", "missing.jsonl"], "results file not found"),
+    (["setupbench", "report", "t.jsonl"], "is not a setupbench result"),
+    (["setupbench", "new", "x", "--type", "gpu_setup"], "unknown task type"),
+    (["setupbench", "new", "x", "--type", "repo_setup"], "needs --repo-url"),
+    (["setupbench", "run", "t.jsonl", "--agent", "'unclosed"], "not a valid shell command"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    _write(tmp_path / "t.jsonl", [{"instance_id": "a", "success_command": "true"}])
+    done = _cli(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_new_scaffolds(tmp_path: Path) -> None:
+    done = _cli("setupbench", "new", "svc", "--type", "background_service", "--dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "setupbench check" in done.stdout
+    assert (tmp_path / "fixtures" / "svc" / "site" / "index.html").is_file()
