@@ -38,6 +38,19 @@ SYSTEM_ENV = {"UV_SYSTEM_PYTHON": "1", "UV_BREAK_SYSTEM_PACKAGES": "1",
 # Later `pip install`s (the success command's own, a Makefile's) may install system-wide too.
 PIP_CONF = b"[global]\nbreak-system-packages = true\n"
 UNPINNED = "2100-01-01T00:00:00Z"
+# Python distributions that drive a program of their own, and the Debian packages with it: the
+# project imports fine without them but does nothing (pytesseract calls `tesseract`).
+RUNTIME_PACKAGES: dict[str, tuple[str, ...]] = {
+    "pytesseract": ("tesseract-ocr",), "openai-whisper": ("ffmpeg",), "ffmpeg-python": ("ffmpeg",),
+    "pydub": ("ffmpeg",), "moviepy": ("ffmpeg",), "pdf2image": ("poppler-utils",),
+    "python-magic": ("libmagic1",), "graphviz": ("graphviz",), "pygraphviz": ("graphviz",),
+    "wand": ("libmagickwand-dev",), "pyzbar": ("libzbar0",), "cairosvg": ("libcairo2",),
+    "weasyprint": ("libpango-1.0-0", "libpangoft2-1.0-0"), "opencv-python": ("libgl1", "libglib2.0-0"),
+    "psycopg2": ("libpq-dev",), "mysqlclient": ("default-libmysqlclient-dev",),
+    "pyaudio": ("portaudio19-dev",), "selenium": ("chromium", "chromium-driver"),
+}
+# Test and task runners a project's files name, installed with it so they are on the PATH.
+RUNNER_FILES = {"tox.ini": "tox", "noxfile.py": "nox", "Pipfile": "pipenv", "poetry.lock": "poetry"}
 
 
 class BenchsmithAgent:
@@ -69,23 +82,41 @@ class BenchsmithAgent:
             choice = PythonChoice(version="3", reason="the image's system python3 (SetupBench: "
                                   "no virtualenv)")
             plan = RulePlanner().plan(context, choice, pin)
+            plan.packages += [tool for name, tool in RUNNER_FILES.items() if (repo / name).exists()]
         finally:
             shutil.rmtree(host, ignore_errors=True)
         run.notes += plan.notes
-        apt = sorted(set(BASE_PACKAGES) | set(plan.apt_packages))
         if not run.step("apt-get update -qq && apt-get install -y -qq --no-install-recommends "
-                        + " ".join(apt)):
+                        + " ".join(BASE_PACKAGES)):
             return
+        self._apt(run, plan.apt_packages)
         run.sandbox.write_file("/etc/pip.conf", PIP_CONF)
         run.sandbox.upload(Path(uv_binary()), "/usr/local/bin/uv")
         for pinned in (True, False):
             plan.exclude_newer = pin if pinned else UNPINNED
             if all(self._install(run, command) for command in render_install(plan, apt=False)):
-                return
+                break
             if not pinned or run.left() <= 0:
-                return
+                break
             run.notes.append("install failed with dependencies pinned to the commit's date: "
                              "retrying unpinned")
+        installed = run.capture("uv pip list --format freeze")
+        names = {line.split("==")[0].strip().lower() for line in installed.splitlines()}
+        self._apt(run, [p for name in sorted(names) for p in RUNTIME_PACKAGES.get(name, ())])
+
+    @staticmethod
+    def _apt(run: _Run, packages: list[str]) -> None:
+        """Install Debian packages the docs or the dependencies ask for; names that this
+        distribution lacks (docs written for another one) are skipped one by one."""
+        wanted = sorted(set(packages) - set(BASE_PACKAGES))
+        if not wanted:
+            return
+        command = "apt-get install -y -qq --no-install-recommends "
+        if run.step(command + " ".join(shlex.quote(p) for p in wanted)):
+            return
+        for package in wanted:
+            if not run.step(command + shlex.quote(package)):
+                run.notes.append(f"Debian package {package} could not be installed: skipped")
 
     @staticmethod
     def _install(run: _Run, command: str) -> bool:
@@ -130,6 +161,14 @@ class _Run:
         self.timed_out = self.timed_out or result.timed_out
         self.returncode = result.returncode
         return result.ok
+
+    def capture(self, command: str) -> str:
+        """The output of a query command (not counted as a step)."""
+        if self.left() <= 1:
+            return ""
+        result = self.sandbox.exec(command, cwd="/testbed", env=SYSTEM_ENV,
+                                   timeout=min(120, self.left()), use_venv=False)
+        return result.output if result.ok else ""
 
     def result(self) -> ExecResult:
         return ExecResult(command="benchsmith", returncode=-9 if self.timed_out else self.returncode,
