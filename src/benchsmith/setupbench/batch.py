@@ -53,14 +53,19 @@ def run_tasks(items: Iterable[SetupTask | TaskProblem], options: RunOptions, san
         say(f"resuming: {len(done)} task(s) already in {out}, {len(todo)} to run")
     results: list[TaskResult] = []
     lock = threading.Lock()
+    interrupted = threading.Event()
 
-    def work(item: SetupTask | TaskProblem) -> TaskResult:
+    def work(item: SetupTask | TaskProblem) -> TaskResult | None:
+        if interrupted.is_set():
+            return None
         if isinstance(item, TaskProblem):
             result = problem_result(item, options, run)
         else:
             say(f"{item.instance_id}: starting ({item.task_type}, agent {agent.name})")
             result = run_task(item, agent, options, sandbox_config,
                               logs / f"{_safe(item.instance_id)}.run{run}", run=run, progress=say)
+        if interrupted.is_set():  # its container was removed under it: not a result, rerun it
+            return None
         writer.write(result)
         with lock:
             results.append(result)
@@ -72,6 +77,7 @@ def run_tasks(items: Iterable[SetupTask | TaskProblem], options: RunOptions, san
             for item in todo:
                 work(item)
         except KeyboardInterrupt:
+            interrupted.set()
             close_all_sandboxes()
             raise
         return results
@@ -80,6 +86,7 @@ def run_tasks(items: Iterable[SetupTask | TaskProblem], options: RunOptions, san
         for future in as_completed([pool.submit(work, item) for item in todo]):
             future.result()
     except KeyboardInterrupt:
+        interrupted.set()
         pool.shutdown(wait=False, cancel_futures=True)
         close_all_sandboxes()
         raise
