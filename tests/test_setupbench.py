@@ -101,12 +101,12 @@ def test_builtin_task_set_is_valid_and_covers_every_kind() -> None:
     tasks = load_tasks(builtin_tasks_file())
     assert all(isinstance(t, SetupTask) for t in tasks)
     kinds = {t.task_type for t in tasks if isinstance(t, SetupTask)}
-    assert {"database_setup", "background_service", "repo_setup", "dependency_resolution"} <= kinds
+    assert {"dbsetup", "bgsetup", "reposetup", "dependency_resolution"} <= kinds
     assert all(isinstance(t, SetupTask) and t.script("solution") for t in tasks)
 
 
 def test_scaffold_writes_a_task_that_loads(tmp_path: Path) -> None:
-    written = scaffold_task(tmp_path, "db-new", "database_setup")
+    written = scaffold_task(tmp_path, "db-new", "dbsetup")
     assert tmp_path / "tasks.jsonl" in written
     task = load_tasks(tmp_path / "tasks.jsonl")[0]
     assert isinstance(task, SetupTask) and task.fixtures == "db-new"
@@ -121,7 +121,7 @@ def test_scaffold_writes_a_task_that_loads(tmp_path: Path) -> None:
     (["setupbench", "report", "missing.jsonl"], "results file not found"),
     (["setupbench", "report", "t.jsonl"], "is not a setupbench result"),
     (["setupbench", "new", "x", "--type", "gpu_setup"], "unknown task type"),
-    (["setupbench", "new", "x", "--type", "repo_setup"], "needs --repo-url"),
+    (["setupbench", "new", "x", "--type", "reposetup"], "needs --repo-url"),
     (["setupbench", "run", "t.jsonl", "--agent", "'unclosed"], "not a valid shell command"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
@@ -134,7 +134,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], messa
 
 
 def test_cli_new_scaffolds(tmp_path: Path) -> None:
-    done = _cli("setupbench", "new", "svc", "--type", "background_service", "--dir", str(tmp_path))
+    done = _cli("setupbench", "new", "svc", "--type", "bgsetup", "--dir", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "setupbench check" in done.stdout
     assert (tmp_path / "fixtures" / "svc" / "site" / "index.html").is_file()

@@ -85,7 +85,7 @@ def test_repository_task_on_a_self_built_repository(tmp_path: Path) -> None:
     alive = ("(for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done "
              "| grep -q '^sleep 321')")
     tasks = _tasks(tmp_path / "tasks.jsonl", [{
-        "instance_id": "tool", "task_type": "repo_setup", "repo_url": "https://github.com/fixture/tool",
+        "instance_id": "tool", "task_type": "reposetup", "repo_url": "https://github.com/fixture/tool",
         "base_commit": base, "fixtures": "tool", "problem_statement": "Please install the tool.",
         "pre_runner": "echo ran > /var/tmp/pre-ran",
         "solution": "install -m 755 /testbed/tool.sh /usr/local/bin/tool; export AGENT_EXPORT=1; "
@@ -110,7 +110,7 @@ def test_repository_task_on_a_self_built_repository(tmp_path: Path) -> None:
 
 
 def test_a_hanging_agent_is_stopped_at_the_limit(tmp_path: Path) -> None:
-    tasks = _tasks(tmp_path / "t.jsonl", [{"instance_id": "hang", "task_type": "database_setup",
+    tasks = _tasks(tmp_path / "t.jsonl", [{"instance_id": "hang", "task_type": "dbsetup",
                                            "success_command": "test -f /tmp/never" + OK}])
     out = tmp_path / "r.jsonl"
     started = time.monotonic()

@@ -161,10 +161,10 @@ def report_command(
 @setupbench_app.command("new")
 def new_command(
     instance_id: Annotated[str, typer.Argument(help="The new task's instance_id.")],
-    task_type: Annotated[str, typer.Option("--type", help="repo_setup, dependency_resolution, database_setup or background_service.")] = "database_setup",
+    task_type: Annotated[str, typer.Option("--type", help="reposetup, dependency_resolution, dbsetup or bgsetup (SetupBench's names).")] = "dbsetup",
     folder: Annotated[Path, typer.Option("--dir", help="Task-set folder (tasks.jsonl, fixtures/, solutions/).")] = Path("."),
-    repo_url: Annotated[str | None, typer.Option("--repo-url", help="repo_setup: the repository's URL.")] = None,
-    base_commit: Annotated[str | None, typer.Option("--base-commit", help="repo_setup: the commit to set up.")] = None,
+    repo_url: Annotated[str | None, typer.Option("--repo-url", help="reposetup: the repository's URL.")] = None,
+    base_commit: Annotated[str | None, typer.Option("--base-commit", help="reposetup: the commit to set up.")] = None,
 ) -> None:
     """Scaffold a task: its JSONL line, fixture folder, reference solution and success command."""
     from benchsmith.setupbench import scaffold_task

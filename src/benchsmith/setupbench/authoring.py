@@ -10,14 +10,15 @@ from pathlib import Path
 
 from benchsmith.core import BenchsmithError
 
-TASK_TYPES = ("repo_setup", "dependency_resolution", "database_setup", "background_service")
+# As SetupBench publishes them (setupbench/scenarios/*.jsonl).
+TASK_TYPES = ("reposetup", "dependency_resolution", "dbsetup", "bgsetup")
 _STATEMENT = (
     "You are operating inside a fresh Ubuntu 22.04 environment with no tools or packages "
     "preinstalled, not even python3. Install everything globally (apt or other system-level "
     "installers; no virtual environments), non-interactively.\n\nTask:\n{task}\n")
 # Per type: (task sentence, fixture files, solution, success command). Each one works as is.
 _TEMPLATES: dict[str, tuple[str, dict[str, str], str, str]] = {
-    "database_setup": (
+    "dbsetup": (
         "Install SQLite and create /testbed/app.db from /testbed/seed.sql.",
         {"seed.sql": "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT);\n"
                      "INSERT INTO items (name) VALUES ('alpha'), ('beta');\n"},
@@ -25,7 +26,7 @@ _TEMPLATES: dict[str, tuple[str, dict[str, str], str, str]] = {
         "sqlite3 /testbed/app.db < /testbed/seed.sql\n",
         "sqlite3 /testbed/app.db 'SELECT COUNT(*) FROM items' 2>/dev/null | grep -qx 2 && "
         "echo \"Setup successful\" || echo \"Setup failed\""),
-    "background_service": (
+    "bgsetup": (
         "Serve the folder /testbed/site on http://127.0.0.1:8000/ in the background.",
         {"site/index.html": "Hello from the scaffold\n"},
         "set -e\napt-get update -qq\napt-get install -y -qq --no-install-recommends python3\n"
@@ -44,7 +45,7 @@ _TEMPLATES: dict[str, tuple[str, dict[str, str], str, str]] = {
         "grep -qx 'requests==2.31.0' /testbed/requirements.txt && python3 -c \"import requests; "
         "assert requests.__version__ == '2.31.0'\" 2>/dev/null && python3 -m pip check >/dev/null "
         "2>&1 && echo \"Setup successful\" || echo \"Setup failed\""),
-    "repo_setup": (
+    "reposetup": (
         "Set up the repository in /testbed so that its package can be imported.",
         {},
         "set -e\napt-get update -qq\napt-get install -y -qq --no-install-recommends python3-pip\n"
@@ -67,8 +68,8 @@ def scaffold_task(folder: Path, instance_id: str, task_type: str, repo_url: str 
         raise BenchsmithError(f"unknown task type {task_type!r}: use one of {', '.join(TASK_TYPES)}")
     if not re.fullmatch(r"[A-Za-z0-9][\w.+-]*", instance_id):
         raise BenchsmithError(f"instance_id {instance_id!r}: use letters, digits, '.', '_', '+', '-'")
-    if task_type == "repo_setup" and not (repo_url and base_commit):
-        raise BenchsmithError("a repo_setup task needs --repo-url and --base-commit")
+    if task_type == "reposetup" and not (repo_url and base_commit):
+        raise BenchsmithError("a reposetup task needs --repo-url and --base-commit")
     tasks = folder / "tasks.jsonl"
     if tasks.is_file() and any(json.loads(line).get("instance_id") == instance_id
                                for line in tasks.read_text(encoding="utf-8").splitlines()
@@ -90,7 +91,7 @@ def scaffold_task(folder: Path, instance_id: str, task_type: str, repo_url: str 
         "solution": f"solutions/{instance_id}.sh"}
     if files:
         record["fixtures"] = instance_id
-    if task_type == "repo_setup":
+    if task_type == "reposetup":
         record.update(repo_url=repo_url, base_commit=base_commit)
     folder.mkdir(parents=True, exist_ok=True)
     with open(tasks, "a", encoding="utf-8") as handle:
