@@ -58,7 +58,7 @@ def test_check_proves_a_builtin_database_task_oracle_passes_noop_fails(tmp_path:
 def test_builtin_service_and_dependency_conflict_tasks_pass_with_the_oracle(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     done = _cli("run", "--builtin", "--agent", "oracle", "--only", "bg-supervisor-gunicorn",
-                "--only", "dep-pip-conflict", "--out", str(out), "--timeout", "600")
+                "--only", "dep-pip-conflict", "--out", str(out), "--timeout", "600", "--jobs", "2")
     assert done.returncode == 0, done.stderr
     verdicts = {iid: (r["verdict"], r["reason"]) for iid, r in _results(out).items()}
     assert verdicts == {"bg-supervisor-gunicorn": ("success", ""),

@@ -55,6 +55,9 @@ class TaskResult(BaseModel):
     """Container start to verdict, without the agent's time (and without the removal)."""
     cleanup_s: float = 0.0
     """Removing the container after the verdict."""
+    timings: dict[str, float] = Field(default_factory=dict)
+    """Seconds per phase: image, testbed (container start, clone, fixtures), pre_runner,
+    agent, success_command."""
     total_s: float = 0.0
     success_output: str = ""
     """The tail of the success command's output."""

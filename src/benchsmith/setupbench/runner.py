@@ -73,25 +73,37 @@ def run_task(task: SetupTask, agent: Agent, options: RunOptions, sandbox_config:
 def _run(task: SetupTask, agent: Agent, options: RunOptions, sandbox_config: Any,
          log_dir: Path, result: TaskResult, progress: Progress | None,
          verdict_at: list[float]) -> None:
+    mark = time.monotonic()
+
+    def phase(name: str) -> None:
+        nonlocal mark
+        now = time.monotonic()
+        result.timings[name] = round(now - mark, 2)
+        mark = now
+
     provided = sandbox_config.for_image(task.base_image, progress)
     if provided is None:
         raise BenchsmithError("this sandbox backend cannot start task images: use --backend docker")
     config, result.image, result.image_note = provided
+    phase("image")
     sandbox = make_sandbox(config)
     try:
         result.notes += fill_testbed(sandbox, task, options.mirrors,
                                      Path(options.fixtures) if options.fixtures else None)
+        phase("testbed")
         pre = run_pre_runner(sandbox, task, options.pre_runner_timeout_s)
         if pre is not None:
             result.logs["pre_runner"] = _log(log_dir, "pre_runner", pre)
             if not pre.ok:
                 raise BenchsmithError(f"the pre-runner failed (exit {pre.returncode}): "
                                       f"{_last_line(pre.output)}")
+        phase("pre_runner")
         agent_started = time.monotonic()
         try:
             ran = agent.run(sandbox, task, options.timeout_s)
         finally:
             result.agent_s = round(time.monotonic() - agent_started, 2)
+            phase("agent")
         result.logs["agent"] = _log(log_dir, "agent", ran)
         result.agent_exit_code, result.timed_out = ran.returncode, ran.timed_out
         result.metrics = _metrics(sandbox)
@@ -103,6 +115,7 @@ def _run(task: SetupTask, agent: Agent, options: RunOptions, sandbox_config: Any
                              timeout=options.success_timeout_s, use_venv=False)
         result.logs["success"] = _log(log_dir, "success", check)
         verdict_at.append(time.monotonic())
+        phase("success_command")
         result.success_output = check.output[-2000:]
         result.verdict, result.reason = verdict_of(check.output)
         if check.timed_out:
