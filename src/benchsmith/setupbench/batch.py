@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from benchsmith.harness.jsonl import JsonlWriter, load_finished
 from benchsmith.sandbox import close_all_sandboxes
-from benchsmith.setupbench.agents import make_agent
+from benchsmith.setupbench.agents import BUILTIN_AGENTS, make_agent
 from benchsmith.setupbench.models import RunOptions, TaskResult
 from benchsmith.setupbench.runner import problem_result, run_task
 from benchsmith.setupbench.tasks import SetupTask, TaskProblem
@@ -45,6 +45,7 @@ def run_tasks(items: Iterable[SetupTask | TaskProblem], options: RunOptions, san
     """Run every task not yet answered in `out` and append its result there."""
     say = progress or (lambda message: None)
     agent = make_agent(options.agent)
+    agent_label = agent.name if agent.name in BUILTIN_AGENTS else "agent"
     done = load_finished(out) if resume else set()
     writer = JsonlWriter(out)
     logs = log_folder(out, options)
@@ -63,7 +64,8 @@ def run_tasks(items: Iterable[SetupTask | TaskProblem], options: RunOptions, san
         else:
             say(f"{item.instance_id}: starting ({item.task_type}, agent {agent.name})")
             result = run_task(item, agent, options, sandbox_config,
-                              logs / f"{_safe(item.instance_id)}.run{run}", run=run, progress=say)
+                              logs / _safe(f"{item.instance_id}.{agent_label}.run{run}"), run=run,
+                              progress=say)
         if interrupted.is_set():  # its container was removed under it: not a result, rerun it
             return None
         writer.write(result)
