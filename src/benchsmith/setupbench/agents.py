@@ -50,10 +50,9 @@ def agent_env(task: SetupTask) -> dict[str, str]:
 def run_in_session(sandbox: Sandbox, command: str, task: SetupTask, timeout: float) -> ExecResult:
     """Run `command` in /testbed in a session of its own; on timeout kill that session."""
     wrapped = f"setsid -w bash -c {shlex.quote(_SESSION)} agent {shlex.quote(command)}"
-    result = sandbox.exec(wrapped, cwd="/testbed", env=agent_env(task), timeout=timeout,
-                          use_venv=False)
+    result = sandbox.exec(wrapped, cwd="/testbed", env=agent_env(task), timeout=timeout)
     if result.timed_out:
-        sandbox.exec(_KILL_SESSION, cwd="/", timeout=60, use_venv=False)
+        sandbox.exec(_KILL_SESSION, cwd="/", timeout=60)
     return result.model_copy(update={"command": command})
 
 

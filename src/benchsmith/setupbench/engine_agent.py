@@ -152,8 +152,7 @@ class _Run:
         if self.left() <= 1:
             self.timed_out = True
             return False
-        result = self.sandbox.exec(command, cwd="/testbed", env=SYSTEM_ENV, timeout=self.left(),
-                                   use_venv=False)
+        result = self.sandbox.exec(command, cwd="/testbed", env=SYSTEM_ENV, timeout=self.left())
         self.commands.append({"command": command, "exit": result.returncode,
                               "seconds": result.duration_s})
         self.outputs.append(f"$ {command}\n{result.output[-20000:]}")
@@ -167,7 +166,7 @@ class _Run:
         if self.left() <= 1:
             return ""
         result = self.sandbox.exec(command, cwd="/testbed", env=SYSTEM_ENV,
-                                   timeout=min(120, self.left()), use_venv=False)
+                                   timeout=min(120, self.left()))
         return result.output if result.ok else ""
 
     def result(self) -> ExecResult:
@@ -180,12 +179,11 @@ class _Run:
 def _copy_out(sandbox: Sandbox, host: Path) -> Path:
     """The checkout in /testbed, copied to `host`/testbed (bare images have no Python, so the
     engine reads the files on the host)."""
-    packed = sandbox.exec("tar -C /testbed -cf /setupbench/testbed.tar .", cwd="/", timeout=600,
-                          use_venv=False)
+    packed = sandbox.exec("tar -C /testbed -cf /setupbench/testbed.tar .", cwd="/", timeout=600)
     if not packed.ok:
         raise BenchsmithError(f"cannot read /testbed: {packed.output.strip()[-200:]}")
     data = sandbox.read_file("/setupbench/testbed.tar")
-    sandbox.exec("rm -f /setupbench/testbed.tar", cwd="/", timeout=60, use_venv=False)
+    sandbox.exec("rm -f /setupbench/testbed.tar", cwd="/", timeout=60)
     repo = host / "testbed"
     repo.mkdir()
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:

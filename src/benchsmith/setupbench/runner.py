@@ -112,7 +112,7 @@ def _run(task: SetupTask, agent: Agent, options: RunOptions, sandbox_config: Any
             raise BenchsmithError(f"the agent command could not run: {why}")
         # A fresh login shell: nothing the agent's shell exported survives.
         check = sandbox.exec(f"bash -lc {shlex.quote(task.success_command)}", cwd=TESTBED,
-                             timeout=options.success_timeout_s, use_venv=False)
+                             timeout=options.success_timeout_s)
         result.logs["success"] = _log(log_dir, "success", check)
         verdict_at.append(time.monotonic())
         phase("success_command")

@@ -89,7 +89,7 @@ def fill_testbed(sandbox: Sandbox, task: SetupTask, mirrors: str | None,
             shutil.rmtree(host, ignore_errors=True)
     if folder is not None:
         sandbox.upload(folder, TESTBED)
-    made = sandbox.exec(f"mkdir -p {TESTBED} {HARNESS_DIR}", cwd="/", timeout=60, use_venv=False)
+    made = sandbox.exec(f"mkdir -p {TESTBED} {HARNESS_DIR}", cwd="/", timeout=60)
     if not made.ok:
         raise BenchsmithError(f"preparing {TESTBED} failed: {made.output.strip()[-200:]}")
     return notes
@@ -102,4 +102,4 @@ def run_pre_runner(sandbox: Sandbox, task: SetupTask, timeout: float) -> ExecRes
         return None
     sandbox.write_file(f"{HARNESS_DIR}/pre_runner.sh", script.encode())
     return sandbox.exec(f"bash {HARNESS_DIR}/pre_runner.sh", cwd=TESTBED, timeout=timeout,
-                        env={"DEBIAN_FRONTEND": "noninteractive"}, use_venv=False)
+                        env={"DEBIAN_FRONTEND": "noninteractive"})
