@@ -138,3 +138,16 @@ def test_cli_new_scaffolds(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "setupbench check" in done.stdout
     assert (tmp_path / "fixtures" / "svc" / "site" / "index.html").is_file()
+
+
+def test_cli_report_prints_the_table_json_and_html(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    _write(results, [TaskResult(input=i, instance_id=i, task_type="dbsetup", agent="noop",
+                                verdict=v).model_dump() for i, v in (("a", "success"), ("b", "failed"))])
+    done = _cli("setupbench", "report", str(results), "--html", str(tmp_path / "r.html"))
+    assert done.returncode == 0, done.stderr
+    assert "dbsetup" in done.stdout and "50.0%" in done.stdout
+    assert "<h1>setupbench: r.jsonl</h1>" in (tmp_path / "r.html").read_text()
+    done = _cli("setupbench", "report", str(results), "--json")
+    rows = json.loads(done.stdout)
+    assert rows[-1]["task_type"] == "overall" and rows[-1]["success"] == 1
