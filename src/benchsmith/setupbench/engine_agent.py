@@ -81,8 +81,12 @@ class BenchsmithAgent:
             pin = _rfc3339(stamp) if stamp else UNPINNED
             choice = PythonChoice(version="3", reason="the image's system python3 (SetupBench: "
                                   "no virtualenv)")
-            plan = RulePlanner().plan(context, choice, pin)
-            plan.packages += [tool for name, tool in RUNNER_FILES.items() if (repo / name).exists()]
+            planner = RulePlanner()
+            plan = planner.plan(context, choice, pin)
+            runners = [tool for name, tool in RUNNER_FILES.items() if (repo / name).exists()]
+            plans = [("the plan", plan), *planner.alternatives(context, choice, pin, plan)]
+            for _, candidate in plans:
+                candidate.packages += runners
         finally:
             shutil.rmtree(host, ignore_errors=True)
         run.notes += plan.notes
@@ -92,14 +96,18 @@ class BenchsmithAgent:
         self._apt(run, plan.apt_packages)
         run.sandbox.write_file("/etc/pip.conf", PIP_CONF)
         run.sandbox.upload(Path(uv_binary()), "/usr/local/bin/uv")
-        for pinned in (True, False):
-            plan.exclude_newer = pin if pinned else UNPINNED
-            if all(self._install(run, command) for command in render_install(plan, apt=False)):
+        # The plan pinned to the commit's date, then unpinned (the system Python may be newer
+        # than the pinned releases support), then the engine's smaller install sets unpinned.
+        attempts = [(name, candidate, stamp) for name, candidate in plans[:1]
+                    for stamp in (pin, UNPINNED)] + [(n, c, UNPINNED) for n, c in plans[1:]]
+        for name, candidate, stamp in attempts:
+            candidate.exclude_newer = stamp
+            run.notes.append(f"installing {name}" + (" unpinned" if stamp == UNPINNED else
+                                                     f" pinned to {stamp}"))
+            if all(self._install(run, command) for command in render_install(candidate, apt=False)):
                 break
-            if not pinned or run.left() <= 0:
+            if run.left() <= 0:
                 break
-            run.notes.append("install failed with dependencies pinned to the commit's date: "
-                             "retrying unpinned")
         installed = run.capture("uv pip list --format freeze")
         names = {line.split("==")[0].strip().lower() for line in installed.splitlines()}
         self._apt(run, [p for name in sorted(names) for p in RUNTIME_PACKAGES.get(name, ())])
