@@ -151,3 +151,24 @@ def test_cli_report_prints_the_table_json_and_html(tmp_path: Path) -> None:
     done = _cli("setupbench", "report", str(results), "--json")
     rows = json.loads(done.stdout)
     assert rows[-1]["task_type"] == "overall" and rows[-1]["success"] == 1
+
+
+def test_mine_conflicts_from_git_finds_the_fixing_commit(tmp_path: Path) -> None:
+    from .conftest import RepoBuilder
+
+    repo = RepoBuilder(tmp_path / "mirrors" / "fixture+pins" / "repo")
+    base = repo.commit({"requirements.txt": "requests==2.31.0\nurllib3==1.20\n"}, "pin requests")
+    repo.commit({"requirements.txt": "requests==2.31.0\nurllib3==2.0.7\n"},
+                "Fix dependency conflict between requests and urllib3")
+    repo.commit({"README.md": "resolver notes\n"}, "docs: the resolver")  # no manifest: no task
+    out = tmp_path / "tasks.jsonl"
+    done = _cli("setupbench", "mine-conflicts", "fixture/pins", "--from-git", "--no-verify",
+                "--mirrors", str(tmp_path / "mirrors"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    tasks = load_tasks(out)
+    assert len(tasks) == 1
+    task = tasks[0]
+    assert isinstance(task, SetupTask) and task.base_commit == base
+    assert task.task_type == "dependency_resolution" and task.repo_url == "https://github.com/fixture/pins"
+    assert "urllib3==2.0.7" in (task.script("solution") or "")
+    assert "--dry-run" in task.success_command

@@ -177,3 +177,41 @@ def new_command(
         out.print(f"wrote {path}", highlight=False)
     out.print(f"next: edit them, then `benchsmith setupbench check {folder / 'tasks.jsonl'} "
               f"--only {instance_id}`", highlight=False)
+
+
+@setupbench_app.command("mine-conflicts")
+def mine_conflicts_command(
+    repos: Annotated[list[str], typer.Argument(help="Repositories: local paths, or owner/name with --mirrors.")],
+    from_git: Annotated[bool, typer.Option("--from-git", help="Mine commits that fix a resolver conflict in a requirements file.")] = False,
+    mirrors: MirrorsOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Candidates per repository.")] = 20,
+    verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Keep only tasks whose conflict reproduces in a fresh container.")] = True,
+    results: Annotated[Path, typer.Option("--out", help="Tasks file to write (JSONL).")] = Path("conflict-tasks.jsonl"),
+    network: NetworkOpt = "bridge", cpus: CpusOpt = 2.0, memory: MemoryOpt = "4g",
+    ca_bundle: CaOpt = None,
+) -> None:
+    """Dependency-conflict tasks from repository history (--from-git; --github is not done yet)."""
+    from benchsmith.harness.checkout import resolve_source
+    from benchsmith.setupbench.conflicts import check_repo, find_conflict_fixes, verify_conflicts
+
+    if not from_git:
+        fail("only --from-git is implemented: pass --from-git")
+    found = []
+    for repo in repos:
+        source = resolve_source(repo, mirrors)
+        if "://" in source:
+            fail(f"{repo}: no local clone (give a path, or --mirrors with owner+name/repo)")
+        try:
+            git_dir = check_repo(source)
+        except BenchsmithError as exc:
+            fail(str(exc))
+        url = f"https://github.com/{repo}" if "/" in repo and not Path(repo).exists() else source
+        candidates = find_conflict_fixes(git_dir, url, limit)
+        say(f"{repo}: {len(candidates)} candidate commit(s)")
+        found += candidates
+    if verify and found:
+        config = _sandbox(network, ca_bundle, cpus, memory)
+        found = [task for task, kept, _ in verify_conflicts(found, config, mirrors, say) if kept]
+    results.write_text("".join(json.dumps(task.published()) + "\n" for task in found),
+                       encoding="utf-8")
+    out.print(f"{len(found)} task(s) written to {results}", highlight=False)
