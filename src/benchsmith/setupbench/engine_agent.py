@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shlex
 import shutil
 import tarfile
@@ -19,13 +20,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchsmith.core import BenchsmithError, ExecResult, Sandbox
+from packaging.utils import canonicalize_name
+
+from benchsmith.core import BenchsmithError, ExecResult, Plan, Sandbox
 from benchsmith.harness.checkout import git
 from benchsmith.harness.render import render_install
 from benchsmith.sandbox.tools import uv_binary
 from benchsmith.setup.context import gather_context
+from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import PythonChoice
+from benchsmith.setup.repair import RuleRepairer
 from benchsmith.setup.system_packages import debian_packages_for
 from benchsmith.setupbench.agents import METRICS_FILE
 from benchsmith.setupbench.tasks import SetupTask
@@ -38,6 +43,9 @@ SYSTEM_ENV = {"UV_SYSTEM_PYTHON": "1", "UV_BREAK_SYSTEM_PACKAGES": "1",
 # Later `pip install`s (the success command's own, a Makefile's) may install system-wide too.
 PIP_CONF = b"[global]\nbreak-system-packages = true\n"
 UNPINNED = "2100-01-01T00:00:00Z"
+MAX_REPAIRS = 3
+TEST_EXTRAS = ("test", "tests", "testing")
+_FAILED_BUILD = re.compile(r"Failed to build `([\w.-]+)(?:==|@| )")
 # Python distributions that drive a program of their own, and the Debian packages with it: the
 # project imports fine without them but does nothing (pytesseract calls `tesseract`).
 RUNTIME_PACKAGES: dict[str, tuple[str, ...]] = {
@@ -72,23 +80,25 @@ class BenchsmithAgent:
     def _setup(self, run: _Run) -> None:
         host = Path(tempfile.mkdtemp(prefix="benchsmith-agent-"))
         try:
-            repo = _copy_out(run.sandbox, host)
-            context = gather_context(repo)
-            try:
-                stamp = git("log", "-1", "--format=%cI", cwd=repo).strip()
-            except BenchsmithError:
-                stamp = ""
-            pin = _rfc3339(stamp) if stamp else UNPINNED
-            choice = PythonChoice(version="3", reason="the image's system python3 (SetupBench: "
-                                  "no virtualenv)")
-            planner = RulePlanner()
-            plan = planner.plan(context, choice, pin)
-            runners = [tool for name, tool in RUNNER_FILES.items() if (repo / name).exists()]
-            plans = [("the plan", plan), *planner.alternatives(context, choice, pin, plan)]
-            for _, candidate in plans:
-                candidate.packages += runners
+            self._setup_from(run, _copy_out(run.sandbox, host))
         finally:
             shutil.rmtree(host, ignore_errors=True)
+
+    def _setup_from(self, run: _Run, repo: Path) -> None:
+        context = gather_context(repo)
+        try:
+            stamp = git("log", "-1", "--format=%cI", cwd=repo).strip()
+        except BenchsmithError:
+            stamp = ""
+        pin = _rfc3339(stamp) if stamp else UNPINNED
+        choice = PythonChoice(version="3", reason="the image's system python3 (SetupBench: "
+                              "no virtualenv)")
+        planner = RulePlanner()
+        plan = planner.plan(context, choice, pin)
+        runners = [tool for name, tool in RUNNER_FILES.items() if (repo / name).exists()]
+        plans = [("the plan", plan), *planner.alternatives(context, choice, pin, plan)]
+        for _, candidate in plans:
+            candidate.packages += runners
         run.notes += plan.notes
         if not run.step("apt-get update -qq && apt-get install -y -qq --no-install-recommends "
                         + " ".join(BASE_PACKAGES)):
@@ -97,20 +107,39 @@ class BenchsmithAgent:
         run.sandbox.write_file("/etc/pip.conf", PIP_CONF)
         run.sandbox.upload(Path(uv_binary()), "/usr/local/bin/uv")
         # The plan pinned to the commit's date, then unpinned (the system Python may be newer
-        # than the pinned releases support), then the engine's smaller install sets unpinned.
+        # than the pinned releases support), then the engine's smaller install sets unpinned;
+        # each repaired by the engine's rules (and by leaving out what does not build here).
         attempts = [(name, candidate, stamp) for name, candidate in plans[:1]
                     for stamp in (pin, UNPINNED)] + [(n, c, UNPINNED) for n, c in plans[1:]]
+        repairer = RuleRepairer(apt=True)
         for name, candidate, stamp in attempts:
-            candidate.exclude_newer = stamp
+            candidate = candidate.model_copy(deep=True, update={"exclude_newer": stamp})
             run.notes.append(f"installing {name}" + (" unpinned" if stamp == UNPINNED else
                                                      f" pinned to {stamp}"))
-            if all(self._install(run, command) for command in render_install(candidate, apt=False)):
-                break
-            if run.left() <= 0:
+            if self._install_repaired(run, candidate, repairer, context) or run.left() <= 0:
                 break
         installed = run.capture("uv pip list --format freeze")
         names = {line.split("==")[0].strip().lower() for line in installed.splitlines()}
         self._apt(run, [p for name in sorted(names) for p in RUNTIME_PACKAGES.get(name, ())])
+
+    def _install_repaired(self, run: _Run, plan: Plan, repairer: RuleRepairer,
+                          context: RepoContext) -> bool:
+        """Install `plan`; after a failure, repair it (at most MAX_REPAIRS times) and retry."""
+        for _ in range(MAX_REPAIRS + 1):
+            if all(self._install(run, command) for command in render_install(plan, apt=False)):
+                return True
+            if run.last is None or run.left() <= 0:
+                return False
+            diagnosis = repairer.diagnose(plan, run.last, "install", context)
+            repaired = repairer.repair(plan, diagnosis, context) or _leave_out_unbuildable(
+                plan, run.last.output)
+            if repaired is None:
+                run.notes.append(f"no repair for {diagnosis.kind}: {diagnosis.reason[:200]}")
+                return False
+            plan, description = repaired
+            run.notes.append(f"repair ({diagnosis.kind}): {description}")
+            self._apt(run, plan.apt_packages)
+        return False
 
     @staticmethod
     def _apt(run: _Run, packages: list[str]) -> None:
@@ -140,6 +169,27 @@ class BenchsmithAgent:
                         + " ".join(shlex.quote(p) for p in wanted)) and run.step(command)
 
 
+def _leave_out_unbuildable(plan: Plan, output: str) -> tuple[Plan, str] | None:
+    """The plan without a dependency that fails to build on this Python (an old sdist): left
+    out of the extra packages, else the plan's extras narrowed to the test ones."""
+    match = _FAILED_BUILD.search(output)
+    if match is None:
+        return None
+    name = canonicalize_name(match.group(1))
+    kept = [p for p in plan.packages if _requirement_key(p) != name]
+    if len(kept) < len(plan.packages):
+        return plan.model_copy(update={"packages": kept}), f"left out {name}: it does not build here"
+    tests = [e for e in plan.extras if e in TEST_EXTRAS]
+    if tests != plan.extras:
+        return (plan.model_copy(update={"extras": tests}),
+                f"{name} does not build here: extras narrowed to {tests or 'none'}")
+    return None
+
+
+def _requirement_key(text: str) -> str:
+    return canonicalize_name(re.split(r"[\s\[<>=!~;@]", text.strip(), maxsplit=1)[0])
+
+
 class _Run:
     """The commands of one agent run against one deadline."""
 
@@ -149,6 +199,7 @@ class _Run:
         self.notes: list[str] = []
         self.outputs: list[str] = []
         self.last_output = ""
+        self.last: ExecResult | None = None
         self.timed_out = False
         self.returncode = 0
         self.started = time.monotonic()
@@ -165,6 +216,7 @@ class _Run:
                               "seconds": result.duration_s})
         self.outputs.append(f"$ {command}\n{result.output[-20000:]}")
         self.last_output = result.output
+        self.last = result
         self.timed_out = self.timed_out or result.timed_out
         self.returncode = result.returncode
         return result.ok
