@@ -70,6 +70,7 @@ def test_scripts_are_files_next_to_the_tasks_file_or_the_text_itself(tmp_path: P
 @pytest.mark.parametrize(("output", "verdict"), [
     ("Setup successful\n", "success"), ("noise\nSetup failed\n", "failed"),
     ("Setup failed\nretrying\nSetup successful\n", "success"), ("", "failed"),
+    ("Setup successful\nps: command not found\nSetup failed\n", "success"),
     ("Traceback ...\n", "failed")])
 def test_the_last_verdict_line_decides(output: str, verdict: str) -> None:
     assert verdict_of(output)[0] == verdict
@@ -172,3 +173,16 @@ def test_mine_conflicts_from_git_finds_the_fixing_commit(tmp_path: Path) -> None
     assert task.task_type == "dependency_resolution" and task.repo_url == "https://github.com/fixture/pins"
     assert "urllib3==2.0.7" in (task.script("solution") or "")
     assert "--dry-run" in task.success_command
+
+
+def test_a_base_commit_missing_from_the_mirror_is_an_error(tmp_path: Path) -> None:
+    from benchsmith.core import BenchsmithError
+    from benchsmith.setupbench.testbed import clone_at
+
+    from .conftest import RepoBuilder
+
+    RepoBuilder(tmp_path / "mirrors" / "o+n" / "repo").commit({"a.txt": "a\n"})
+    task = SetupTask(instance_id="t", success_command="true", repo_url="https://github.com/o/n",
+                     base_commit="0123456789abcdef0123456789abcdef01234567")
+    with pytest.raises(BenchsmithError, match="not in the mirror"):
+        clone_at(task, str(tmp_path / "mirrors"), tmp_path / "testbed")

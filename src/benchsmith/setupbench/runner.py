@@ -8,7 +8,6 @@ agent that cannot start) becomes an ``error`` result with one line, never an exc
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import time
 from collections.abc import Callable
@@ -28,12 +27,12 @@ Progress = Callable[[str], None]
 
 
 def verdict_of(output: str) -> tuple[Verdict, str]:
-    """The verdict a success command's output gives: its last "Setup successful" or
-    "Setup failed" line decides; printing neither is a failure."""
-    marks = re.findall(rf"{SUCCESS_MARK}|{FAILURE_MARK}", output)
-    if marks and marks[-1] == SUCCESS_MARK:
+    """The verdict a success command's output gives: "Setup successful" anywhere is a success
+    (SetupBench's rule; some published commands print "Setup failed" after it when their own
+    cleanup fails, e.g. with no `ps` in the image); printing neither is a failure."""
+    if SUCCESS_MARK in output:
         return "success", ""
-    if marks:
+    if FAILURE_MARK in output:
         return "failed", "the success command printed 'Setup failed'"
     tail = output.strip().splitlines()[-1][-160:] if output.strip() else "no output"
     return "failed", f"the success command printed neither verdict ({tail})"

@@ -50,6 +50,10 @@ def clone_at(task: SetupTask, mirrors: str | None, dest: Path) -> list[str]:
 def _partial_clone(mirror: Path, rev: str, dest: Path) -> list[str]:
     """A one-commit clone from a mirror that lacks some objects (a partial mirror without its
     largest blobs, where `git fetch` refuses): the files that are there, and the paths missing."""
+    try:
+        git("cat-file", "-e", f"{rev}^{{commit}}", cwd=mirror)
+    except BenchsmithError:
+        raise BenchsmithError(f"commit {rev} is not in the mirror {mirror}") from None
     git("clone", "--quiet", "--shared", "--no-checkout", str(mirror), str(dest))
     with contextlib.suppress(BenchsmithError):  # the missing blobs: the rest is checked out
         git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", rev, cwd=dest)
