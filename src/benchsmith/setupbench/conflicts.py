@@ -61,11 +61,11 @@ def find_conflict_fixes(git_dir: str, repo_url: str, limit: int = 20) -> list[Se
                     f"BENCHSMITH_PATCH\npip install --break-system-packages -q -r "
                     f"{shlex.quote(manifest)}\n")
         slug = repo_url.rstrip("/").split("/")[-1]
-        found.append(SetupTask(
+        found.append(SetupTask.model_validate(dict(
             instance_id=f"{slug}-conflict-{parent[:7]}", task_type="dependency_resolution",
             ecosystem="pip-conflict", manifest=manifest, lockfiles_found=[], repo_url=repo_url,
             base_commit=parent, fix_commit=head, problem_statement=_STATEMENT.format(
-                manifest=manifest), success_command=success_command(manifest), solution=solution))
+                manifest=manifest), success_command=success_command(manifest), solution=solution)))
         if len(found) >= limit:
             break
     return found
