@@ -26,9 +26,10 @@ ALLOWED: dict[str, set[str]] = {
     "analysis": {"core", "instance", "sandbox", "parsing", "harness"},
     "llm": {"core"},
     "generation": {"core", "instance", "sandbox", "parsing", "harness", "evaluation", "llm"},
+    "setupbench": {"core", "instance", "sandbox", "harness", "setup"},
     "testing": {"core", "llm"},
     "cli": {"core", "instance", "sandbox", "parsing", "harness", "setup", "mining", "evaluation",
-            "datasets", "analysis", "testing", "llm", "generation"},
+            "datasets", "analysis", "testing", "llm", "generation", "setupbench"},
 }
 # Only these may know a backend by name: the backends themselves, and the CLI's docker group.
 BACKEND_AWARE = ("sandbox", "cli")

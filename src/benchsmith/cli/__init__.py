@@ -12,12 +12,13 @@ import sys
 
 from rich.markup import escape
 
-from benchsmith.cli import datasets, docker, evaluate, generate, mining, setup
+from benchsmith.cli import datasets, docker, evaluate, generate, mining, setup, setupbench
 from benchsmith.cli.app import app, err
 from benchsmith.core import BenchsmithError
 
 __all__ = ["app", "main"]
-_COMMAND_MODULES = (setup, mining, evaluate, datasets, docker, generate)  # importing them registers their commands
+# importing them registers their commands
+_COMMAND_MODULES = (setup, mining, evaluate, datasets, docker, generate, setupbench)
 
 
 def _on_sigterm(signum: int, frame: object) -> None:

@@ -6,6 +6,7 @@ describe the plainest backend (the host), and backends that can do more override
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -28,6 +29,12 @@ class SandboxCapabilities(BaseModel):
     def snapshots(self) -> bool:
         """Whether a sandbox can be saved as a reusable environment image (`Sandbox.snapshot`)."""
         return False
+
+    def for_image(self, image: str, progress: Callable[[str], None] | None = None
+                  ) -> tuple[SandboxCapabilities, str, str] | None:
+        """This configuration with sandboxes started from the OS image `image` (pulled or stood
+        in for), the image used and how it was obtained; None where a backend has no images."""
+        return None
 
     def image_recipe(self, repo: str, commit: str, python: str, exclude_newer: str,
                      install: list[str]) -> str | None:

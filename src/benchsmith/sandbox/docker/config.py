@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -24,6 +25,13 @@ class DockerSandboxConfig(SandboxCapabilities):
     so services started inside it still answer)."""
     ca_bundle: str | None = None
     """Host CA bundle mounted at the container's CA path (default: the bundle the host trusts)."""
+    ca_path: str = "/etc/ssl/certs/ca-certificates.crt"
+    """Where the CA bundle is mounted (read-only) and where the CA variables point. Images
+    without CA certificates that will install them (apt's ca-certificates rewrites the system
+    bundle) need it elsewhere, e.g. under /usr/local/share/ca-certificates/."""
+    bare: bool = False
+    """Start `base_image` as it is: no uv copied in, no Python looked for (the OS image a
+    benchmark task asks for)."""
     cpus: float = 2.0
     """CPU limit per container (Docker `--cpus`)."""
     memory: str = "4g"
@@ -64,6 +72,22 @@ class DockerSandboxConfig(SandboxCapabilities):
     def snapshots(self) -> bool:
         """A container can be committed as an image."""
         return True
+
+    def for_image(self, image: str, progress: Callable[[str], None] | None = None
+                  ) -> tuple[DockerSandboxConfig, str, str]:
+        """This configuration starting containers from `image` as it is (pulled, or a bare
+        local stand-in when no registry answers), the image used, and how it was obtained.
+
+        Nothing is added to such containers; the CA bundle is mounted where apt's
+        ca-certificates package adds it to the system bundle once installed (mounted at the
+        system bundle's own path, it would break that package's installation)."""
+        from benchsmith.sandbox.docker.base import docker_client
+        from benchsmith.sandbox.docker.task_image import provide_task_image
+
+        used, note = provide_task_image(docker_client(), image, progress)
+        update = {"base_image": used, "bare": True,
+                  "ca_path": "/usr/local/share/ca-certificates/benchsmith-host-ca.crt"}
+        return self.model_copy(update=update), used, note
 
     def image_recipe(self, repo: str, commit: str, python: str, exclude_newer: str,
                      install: list[str]) -> str | None:

@@ -48,7 +48,7 @@ def create_container(client: Any, image: str, name: str, labels: dict[str, str],
     mounts = [Mount(UV_CACHE_PATH, UV_CACHE_VOLUME, type="volume")]
     bundle = ca_bundle(config)
     if bundle:  # mounted, never baked in: images stay valid when the proxy's CA changes
-        mounts.append(Mount(CA_PATH, os.path.realpath(bundle), type="bind", read_only=True))
+        mounts.append(Mount(config.ca_path, os.path.realpath(bundle), type="bind", read_only=True))
     options: dict[str, Any] = dict(
         command=["sleep", "infinity"], name=name, detach=True, labels=labels,
         init=True,  # an init reaps orphans, so killed processes do not linger as zombies

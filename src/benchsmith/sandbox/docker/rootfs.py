@@ -19,6 +19,9 @@ from typing import Any
 from benchsmith.core import BenchsmithError
 
 ROOTFS_IMAGE = "benchsmith/rootfs:bookworm"
+# Debian's minimal base with nothing added (no Python, no compiler, no CA certificates): the
+# stand-in for a bare `ubuntu:22.04` when no registry answers.
+BARE_ROOTFS_IMAGE = "benchsmith/rootfs:bookworm-bare"
 SUITE = "bookworm"
 # Plain HTTP: apt verifies signatures itself, and no CA bundle is needed behind a TLS proxy.
 MIRROR = "http://deb.debian.org/debian"
@@ -59,18 +62,22 @@ def image_exists(client: Any, name: str) -> bool:
     return True
 
 
-def ensure_rootfs(client: Any, *, rebuild: bool = False, progress: Progress | None = None) -> str:
-    """Return a one-line description of how the rootfs image was obtained (built or cached)."""
+def ensure_rootfs(client: Any, *, rebuild: bool = False, progress: Progress | None = None,
+                  bare: bool = False) -> str:
+    """Return a one-line description of how the rootfs image was obtained (built or cached);
+    `bare`: the minimal rootfs with no package added (:data:`BARE_ROOTFS_IMAGE`)."""
     say = progress or (lambda message: None)
-    if not rebuild and image_exists(client, ROOTFS_IMAGE):
-        return f"{ROOTFS_IMAGE} cached"
-    with machine_lock("rootfs"):
-        if not rebuild and image_exists(client, ROOTFS_IMAGE):  # built meanwhile by another process
-            return f"{ROOTFS_IMAGE} cached"
-        return _build_rootfs(client, say)
+    image = BARE_ROOTFS_IMAGE if bare else ROOTFS_IMAGE
+    if not rebuild and image_exists(client, image):
+        return f"{image} cached"
+    with machine_lock(image.rsplit(":", 1)[1] if bare else "rootfs"):
+        if not rebuild and image_exists(client, image):  # built meanwhile by another process
+            return f"{image} cached"
+        return _build_rootfs(client, say, image, () if bare else PACKAGES)
 
 
-def _build_rootfs(client: Any, say: Progress) -> str:
+def _build_rootfs(client: Any, say: Progress, image: str = ROOTFS_IMAGE,
+                  packages: tuple[str, ...] = PACKAGES) -> str:
     debootstrap = shutil.which("debootstrap")
     if debootstrap is None:
         raise BenchsmithError(
@@ -83,8 +90,8 @@ def _build_rootfs(client: Any, say: Progress) -> str:
     try:
         say(f"debootstrap {SUITE} (once per machine, about a minute)")
         started = time.monotonic()
-        command = [debootstrap, "--variant=minbase", f"--include={','.join(PACKAGES)}",
-                   SUITE, target, MIRROR]
+        include = [f"--include={','.join(packages)}"] if packages else []
+        command = [debootstrap, "--variant=minbase", *include, SUITE, target, MIRROR]
         proc = subprocess.run(command, capture_output=True, text=True)
         if proc.returncode != 0:
             tail = (proc.stdout + proc.stderr).strip()[-400:]
@@ -99,10 +106,10 @@ def _build_rootfs(client: Any, say: Progress) -> str:
             for entry in _listdir(os.path.join(target, cache)):
                 if entry.endswith((".deb", "_Packages", "_Release", "_InRelease")):
                     os.remove(os.path.join(target, cache, entry))
-        say(f"importing {ROOTFS_IMAGE}")
+        say(f"importing {image}")
         started = time.monotonic()
-        _import(client, target)
-        return (f"{ROOTFS_IMAGE} built (debootstrap {debootstrap_s:.0f} s, "
+        _import(client, target, image)
+        return (f"{image} built (debootstrap {debootstrap_s:.0f} s, "
                 f"import {time.monotonic() - started:.0f} s)")
     finally:
         shutil.rmtree(target, ignore_errors=True)
@@ -112,9 +119,9 @@ def _listdir(path: str) -> list[str]:
     return os.listdir(path) if os.path.isdir(path) else []
 
 
-def _import(client: Any, directory: str) -> None:
+def _import(client: Any, directory: str, image: str) -> None:
     """`tar -C directory -c . | docker import` through the Engine API."""
-    repository, _, tag = ROOTFS_IMAGE.partition(":")
+    repository, _, tag = image.partition(":")
     tar = subprocess.Popen(["tar", "-C", directory, "--numeric-owner", "-c", "."],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert tar.stdout is not None
@@ -127,8 +134,8 @@ def _import(client: Any, directory: str) -> None:
         stderr = tar.communicate()[1].decode(errors="replace")
     if tar.returncode != 0 or "error" in str(answer).lower():
         message = f"{stderr.strip()} {answer}".strip()[-400:]
-        raise_for_disk(message, f"importing {ROOTFS_IMAGE}")
-        raise BenchsmithError(f"importing {ROOTFS_IMAGE} failed: {message}")
+        raise_for_disk(message, f"importing {image}")
+        raise BenchsmithError(f"importing {image} failed: {message}")
 
 
 def raise_for_disk(message: str, what: str) -> None:

@@ -30,7 +30,6 @@ from benchsmith.sandbox.docker.base import (
 )
 from benchsmith.sandbox.docker.config import DockerSandboxConfig
 from benchsmith.sandbox.docker.container import (
-    CA_PATH,
     LABEL,
     UV_CACHE_PATH,
     UV_CACHE_VOLUME,
@@ -138,6 +137,8 @@ class DockerSandbox:
     def _ensure_started(self) -> str:
         if self._closed:
             raise BenchsmithError(f"sandbox {self.name} is closed")
+        if self.container_id is None and self.config.bare:
+            self._start("")
         if self.container_id is None:
             pythons = self.available_pythons()
             current = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -173,7 +174,8 @@ class DockerSandbox:
             files += [(f"/usr/local/sbin/{name}", _NO_APT, 0o755) for name in ("apt", "apt-get")]
         for path, content, mode in files:
             container.put_archive("/", tar_bytes(path, content, mode))
-        if self.config.base_image and not self.exec("command -v uv", use_venv=False).ok:
+        if (self.config.base_image and not self.config.bare
+                and not self.exec("command -v uv", use_venv=False).ok):
             with tar_host_path(Path(uv_binary()), "/usr/local/bin/uv") as archive:
                 container.put_archive("/", archive)
         while self._pending:
@@ -270,7 +272,7 @@ class DockerSandbox:
         env.update(HOME="/root", UV_CACHE_DIR=UV_CACHE_PATH, PATH=SYSTEM_PATH,
                    UV_LINK_MODE="copy")  # the cache is a volume: hard links cannot cross
         if ca_bundle(self.config):
-            env.update(dict.fromkeys(_CA_VARS, CA_PATH))
+            env.update(dict.fromkeys(_CA_VARS, self.config.ca_path))
         if use_venv and self._venv_ready:
             env["PATH"] = f"{VENV}/bin:{SYSTEM_PATH}"
             env["VIRTUAL_ENV"] = VENV

@@ -1,0 +1,257 @@
+"""The `benchsmith` agent: benchsmith's setup engine applied to a repository task, installing
+the way SetupBench's rules demand: system-wide (no virtualenv), non-interactively.
+
+It reads the checkout in /testbed (copied out of the container), lets the engine's rule planner
+derive what to install (requirement files, extras, test tools, Debian packages), and runs the
+rendered install commands with uv against the system Python (``UV_SYSTEM_PYTHON``). A failed
+install is repaired the engine's way (Debian packages for missing headers, tools and libraries),
+then retried without the date pin. Every command it ran goes to the metrics file.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shlex
+import shutil
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from benchsmith.core import BenchsmithError, ExecResult, Plan, Sandbox
+from benchsmith.harness.checkout import git
+from benchsmith.harness.render import render_install
+from benchsmith.sandbox.tools import uv_binary
+from benchsmith.setup.context import gather_context
+from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.planner import RulePlanner
+from benchsmith.setup.pyversion import PythonChoice
+from benchsmith.setup.repair import RuleRepairer
+from benchsmith.setup.system_packages import debian_packages_for
+from benchsmith.setupbench.agents import METRICS_FILE
+from benchsmith.setupbench.tasks import SetupTask
+
+# What every Python project needs before its own requirements, on a bare Debian/Ubuntu.
+BASE_PACKAGES = ("python3", "python3-pip", "python3-dev", "python-is-python3", "build-essential",
+                 "git", "pkg-config", "ca-certificates", "curl")
+SYSTEM_ENV = {"UV_SYSTEM_PYTHON": "1", "UV_BREAK_SYSTEM_PACKAGES": "1",
+              "DEBIAN_FRONTEND": "noninteractive"}
+# Later `pip install`s (the success command's own, a Makefile's) may install system-wide too.
+PIP_CONF = b"[global]\nbreak-system-packages = true\n"
+UNPINNED = "2100-01-01T00:00:00Z"
+MAX_REPAIRS = 3
+TEST_EXTRAS = ("test", "tests", "testing")
+_FAILED_BUILD = re.compile(r"Failed to build `([\w.-]+)(?:==|@| )")
+# Python distributions that drive a program of their own, and the Debian packages with it: the
+# project imports fine without them but does nothing (pytesseract calls `tesseract`).
+RUNTIME_PACKAGES: dict[str, tuple[str, ...]] = {
+    "pytesseract": ("tesseract-ocr",), "openai-whisper": ("ffmpeg",), "ffmpeg-python": ("ffmpeg",),
+    "pydub": ("ffmpeg",), "moviepy": ("ffmpeg",), "pdf2image": ("poppler-utils",),
+    "python-magic": ("libmagic1",), "graphviz": ("graphviz",), "pygraphviz": ("graphviz",),
+    "wand": ("libmagickwand-dev",), "pyzbar": ("libzbar0",), "cairosvg": ("libcairo2",),
+    "weasyprint": ("libpango-1.0-0", "libpangoft2-1.0-0"), "opencv-python": ("libgl1", "libglib2.0-0"),
+    "psycopg2": ("libpq-dev",), "mysqlclient": ("default-libmysqlclient-dev",),
+    "pyaudio": ("portaudio19-dev",), "selenium": ("chromium", "chromium-driver"),
+}
+# Test and task runners a project's files name, installed with it so they are on the PATH.
+RUNNER_FILES = {"tox.ini": "tox", "noxfile.py": "nox", "Pipfile": "pipenv", "poetry.lock": "poetry"}
+
+
+class BenchsmithAgent:
+    """benchsmith's setup engine as a SetupBench agent (repository tasks)."""
+
+    name = "benchsmith"
+
+    def run(self, sandbox: Sandbox, task: SetupTask, timeout: float) -> ExecResult:
+        """Install the repository in /testbed and what it needs, system-wide."""
+        run = _Run(sandbox, time.monotonic() + timeout)
+        try:
+            self._setup(run)
+        finally:
+            sandbox.write_file(METRICS_FILE, json.dumps({
+                "steps": len(run.commands), "commands": run.commands,
+                "notes": run.notes}, indent=1).encode())
+        return run.result()
+
+    def _setup(self, run: _Run) -> None:
+        host = Path(tempfile.mkdtemp(prefix="benchsmith-agent-"))
+        try:
+            self._setup_from(run, _copy_out(run.sandbox, host))
+        finally:
+            shutil.rmtree(host, ignore_errors=True)
+
+    def _setup_from(self, run: _Run, repo: Path) -> None:
+        context = gather_context(repo)
+        try:
+            stamp = git("log", "-1", "--format=%cI", cwd=repo).strip()
+        except BenchsmithError:
+            stamp = ""
+        pin = _rfc3339(stamp) if stamp else UNPINNED
+        choice = PythonChoice(version="3", reason="the image's system python3 (SetupBench: "
+                              "no virtualenv)")
+        planner = RulePlanner()
+        plan = planner.plan(context, choice, pin)
+        runners = [tool for name, tool in RUNNER_FILES.items() if (repo / name).exists()]
+        plans = [("the plan", plan), *planner.alternatives(context, choice, pin, plan)]
+        for _, candidate in plans:
+            candidate.packages += runners
+        run.notes += plan.notes
+        if not run.step("apt-get update -qq && apt-get install -y -qq --no-install-recommends "
+                        + " ".join(BASE_PACKAGES)):
+            return
+        self._apt(run, plan.apt_packages)
+        run.sandbox.write_file("/etc/pip.conf", PIP_CONF)
+        run.sandbox.upload(Path(uv_binary()), "/usr/local/bin/uv")
+        # The plan pinned to the commit's date, then unpinned (the system Python may be newer
+        # than the pinned releases support), then the engine's smaller install sets unpinned;
+        # each repaired by the engine's rules (and by leaving out what does not build here).
+        attempts = [(name, candidate, stamp) for name, candidate in plans[:1]
+                    for stamp in (pin, UNPINNED)] + [(n, c, UNPINNED) for n, c in plans[1:]]
+        repairer = RuleRepairer(apt=True)
+        for name, candidate, stamp in attempts:
+            candidate = candidate.model_copy(deep=True, update={"exclude_newer": stamp})
+            run.notes.append(f"installing {name}" + (" unpinned" if stamp == UNPINNED else
+                                                     f" pinned to {stamp}"))
+            if self._install_repaired(run, candidate, repairer, context) or run.left() <= 0:
+                break
+        installed = run.capture("uv pip list --format freeze")
+        names = {line.split("==")[0].strip().lower() for line in installed.splitlines()}
+        self._apt(run, [p for name in sorted(names) for p in RUNTIME_PACKAGES.get(name, ())])
+
+    def _install_repaired(self, run: _Run, plan: Plan, repairer: RuleRepairer,
+                          context: RepoContext) -> bool:
+        """Install `plan`; after a failure, repair it (at most MAX_REPAIRS times) and retry."""
+        for _ in range(MAX_REPAIRS + 1):
+            if all(self._install(run, command) for command in render_install(plan, apt=False)):
+                return True
+            if run.last is None or run.left() <= 0:
+                return False
+            diagnosis = repairer.diagnose(plan, run.last, "install", context)
+            repaired = repairer.repair(plan, diagnosis, context) or _leave_out_unbuildable(
+                plan, run.last.output)
+            if repaired is None:
+                run.notes.append(f"no repair for {diagnosis.kind}: {diagnosis.reason[:200]}")
+                return False
+            plan, description = repaired
+            run.notes.append(f"repair ({diagnosis.kind}): {description}")
+            self._apt(run, plan.apt_packages)
+        return False
+
+    @staticmethod
+    def _apt(run: _Run, packages: list[str]) -> None:
+        """Install Debian packages the docs or the dependencies ask for; names that this
+        distribution lacks (docs written for another one) are skipped one by one."""
+        wanted = sorted(set(packages) - set(BASE_PACKAGES))
+        if not wanted:
+            return
+        command = "apt-get install -y -qq --no-install-recommends "
+        if run.step(command + " ".join(shlex.quote(p) for p in wanted)):
+            return
+        for package in wanted:
+            if not run.step(command + shlex.quote(package)):
+                run.notes.append(f"Debian package {package} could not be installed: skipped")
+
+    @staticmethod
+    def _install(run: _Run, command: str) -> bool:
+        """Run one install command; on failure install the Debian packages its output asks for
+        and try once more."""
+        if run.step(command):
+            return True
+        wanted = debian_packages_for(run.last_output)
+        if not wanted or run.left() <= 0:
+            return False
+        run.notes.append(f"installing {', '.join(wanted)} for a failed install")
+        return run.step("apt-get install -y -qq --no-install-recommends "
+                        + " ".join(shlex.quote(p) for p in wanted)) and run.step(command)
+
+
+def _leave_out_unbuildable(plan: Plan, output: str) -> tuple[Plan, str] | None:
+    """The plan without a dependency that fails to build on this Python (an old sdist): left
+    out of the extra packages, else the plan's extras narrowed to the test ones."""
+    match = _FAILED_BUILD.search(output)
+    if match is None:
+        return None
+    name = canonicalize_name(match.group(1))
+    kept = [p for p in plan.packages if _requirement_key(p) != name]
+    if len(kept) < len(plan.packages):
+        return plan.model_copy(update={"packages": kept}), f"left out {name}: it does not build here"
+    tests = [e for e in plan.extras if e in TEST_EXTRAS]
+    if tests != plan.extras:
+        return (plan.model_copy(update={"extras": tests}),
+                f"{name} does not build here: extras narrowed to {tests or 'none'}")
+    return None
+
+
+def _requirement_key(text: str) -> str:
+    return canonicalize_name(re.split(r"[\s\[<>=!~;@]", text.strip(), maxsplit=1)[0])
+
+
+class _Run:
+    """The commands of one agent run against one deadline."""
+
+    def __init__(self, sandbox: Sandbox, deadline: float) -> None:
+        self.sandbox, self.deadline = sandbox, deadline
+        self.commands: list[dict[str, object]] = []
+        self.notes: list[str] = []
+        self.outputs: list[str] = []
+        self.last_output = ""
+        self.last: ExecResult | None = None
+        self.timed_out = False
+        self.returncode = 0
+        self.started = time.monotonic()
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def step(self, command: str) -> bool:
+        if self.left() <= 1:
+            self.timed_out = True
+            return False
+        result = self.sandbox.exec(command, cwd="/testbed", env=SYSTEM_ENV, timeout=self.left())
+        self.commands.append({"command": command, "exit": result.returncode,
+                              "seconds": result.duration_s})
+        self.outputs.append(f"$ {command}\n{result.output[-20000:]}")
+        self.last_output = result.output
+        self.last = result
+        self.timed_out = self.timed_out or result.timed_out
+        self.returncode = result.returncode
+        return result.ok
+
+    def capture(self, command: str) -> str:
+        """The output of a query command (not counted as a step)."""
+        if self.left() <= 1:
+            return ""
+        result = self.sandbox.exec(command, cwd="/testbed", env=SYSTEM_ENV,
+                                   timeout=min(120, self.left()))
+        return result.output if result.ok else ""
+
+    def result(self) -> ExecResult:
+        return ExecResult(command="benchsmith", returncode=-9 if self.timed_out else self.returncode,
+                          output="\n".join([*self.outputs, *(f"# {n}" for n in self.notes)]),
+                          timed_out=self.timed_out,
+                          duration_s=round(time.monotonic() - self.started, 3))
+
+
+def _copy_out(sandbox: Sandbox, host: Path) -> Path:
+    """The checkout in /testbed, copied to `host`/testbed (bare images have no Python, so the
+    engine reads the files on the host)."""
+    packed = sandbox.exec("tar -C /testbed -cf /setupbench/testbed.tar .", cwd="/", timeout=600)
+    if not packed.ok:
+        raise BenchsmithError(f"cannot read /testbed: {packed.output.strip()[-200:]}")
+    data = sandbox.read_file("/setupbench/testbed.tar")
+    sandbox.exec("rm -f /setupbench/testbed.tar", cwd="/", timeout=60)
+    repo = host / "testbed"
+    repo.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(repo, filter="data")
+    return repo
+
+
+def _rfc3339(stamp: str) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromisoformat(stamp).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

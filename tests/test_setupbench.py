@@ -1,0 +1,188 @@
+"""The setup-agent benchmark without containers: the task format, verdicts, reports, the
+scaffold, and one-line failures of the CLI on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchsmith.setupbench import (
+    TaskProblem,
+    TaskResult,
+    builtin_tasks_file,
+    html_page,
+    load_tasks,
+    read_results,
+    scaffold_task,
+    summarize,
+    table_lines,
+    verdict_of,
+)
+from benchsmith.setupbench.tasks import SetupTask, repo_slug
+
+OK = ' && echo "Setup successful" || echo "Setup failed"'
+
+
+def _write(path: Path, records: list[object]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+    return path
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "benchsmith.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)
+
+
+def test_published_records_are_read_unchanged_and_problems_are_per_task(tmp_path: Path) -> None:
+    record = {"instance_id": "a", "success_command": "true" + OK, "problem_statement": "p",
+              "task_type": "reposetup", "repo_url": "https://github.com/o/n", "base_commit": "abc",
+              "image_tag": "x:1", "human_actions_lower_bound": 3, "build_commands": ["make"]}
+    tasks = load_tasks(_write(tmp_path / "t.jsonl", [
+        record, {"instance_id": "b", "problem_statement": "no command"}, "not json",
+        {"instance_id": "a", "success_command": "echo"}, {"instance_id": "c", "success_command": 3}]))
+    first = tasks[0]
+    assert isinstance(first, SetupTask) and first.published() == record
+    assert first.base_image == "ubuntu:22.04"  # SetupBench's default when a record names none
+    assert first.script("solution") == "set -e\nmake\n"  # the oracle falls back to build_commands
+    problems = {p.instance_id: p.problem for p in tasks[1:] if isinstance(p, TaskProblem)}
+    assert problems["b"] == "no success_command"
+    assert problems["a"] == "duplicate instance_id"
+    assert problems["c"].startswith("success_command")
+    assert any(p.startswith("not JSON") for p in problems.values())
+
+
+def test_scripts_are_files_next_to_the_tasks_file_or_the_text_itself(tmp_path: Path) -> None:
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / "s.sh").write_text("echo from file\n")
+    tasks = load_tasks(_write(tmp_path / "t.jsonl", [
+        {"instance_id": "f", "success_command": "x", "solution": "solutions/s.sh",
+         "pre_runner": "echo inline"}]))
+    task = tasks[0]
+    assert isinstance(task, SetupTask)
+    assert task.script("solution") == "echo from file\n"
+    assert task.script("pre_runner") == "echo inline"
+
+
+@pytest.mark.parametrize(("output", "verdict"), [
+    ("Setup successful\n", "success"), ("noise\nSetup failed\n", "failed"),
+    ("Setup failed\nretrying\nSetup successful\n", "success"), ("", "failed"),
+    ("Setup successful\nps: command not found\nSetup failed\n", "success"),
+    ("Traceback ...\n", "failed")])
+def test_the_last_verdict_line_decides(output: str, verdict: str) -> None:
+    assert verdict_of(output)[0] == verdict
+
+
+def test_repo_slug() -> None:
+    assert repo_slug("https://github.com/openai/whisper") == "openai/whisper"
+    assert repo_slug("https://github.com/o/n.git/") == "o/n"
+    assert repo_slug("git@github.com:o/n.git") == "o/n"
+
+
+def test_summary_counts_errors_apart_and_renders(tmp_path: Path) -> None:
+    def result(iid: str, kind: str, verdict: str) -> TaskResult:
+        return TaskResult(input=iid, instance_id=iid, task_type=kind, agent="x", verdict=verdict,
+                          agent_s=10, harness_s=2)
+
+    path = tmp_path / "r.jsonl"
+    _write(path, [result("a", "db", "success").model_dump(), result("b", "db", "failed").model_dump(),
+                  result("c", "repo", "error").model_dump()])
+    rows = summarize(read_results(path))
+    by_type = {row.task_type: row for row in rows}
+    assert by_type["db"].success_rate == 0.5 and by_type["repo"].error == 1
+    assert by_type["overall"].tasks == 3 and by_type["overall"].success_rate == 0.5
+    assert table_lines(rows)[0].split()[0] == "task_type"
+    assert "<table>" in html_page(rows, read_results(path), "t")
+
+
+def test_builtin_task_set_is_valid_and_covers_every_kind() -> None:
+    tasks = load_tasks(builtin_tasks_file())
+    assert all(isinstance(t, SetupTask) for t in tasks)
+    kinds = {t.task_type for t in tasks if isinstance(t, SetupTask)}
+    assert {"dbsetup", "bgsetup", "reposetup", "dependency_resolution"} <= kinds
+    assert all(isinstance(t, SetupTask) and t.script("solution") for t in tasks)
+
+
+def test_scaffold_writes_a_task_that_loads(tmp_path: Path) -> None:
+    written = scaffold_task(tmp_path, "db-new", "dbsetup")
+    assert tmp_path / "tasks.jsonl" in written
+    task = load_tasks(tmp_path / "tasks.jsonl")[0]
+    assert isinstance(task, SetupTask) and task.fixtures == "db-new"
+    assert (tmp_path / "fixtures" / "db-new" / "seed.sql").is_file()
+    assert "sqlite3" in (task.script("solution") or "")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["setupbench", "run", "missing.jsonl"], "tasks file not found"),
+    (["setupbench", "run"], "give a tasks file or --builtin"),
+    (["setupbench", "run", "--builtin", "--only", "nope"], "--only names no task"),
+    (["setupbench", "report", "missing.jsonl"], "results file not found"),
+    (["setupbench", "report", "t.jsonl"], "is not a setupbench result"),
+    (["setupbench", "new", "x", "--type", "gpu_setup"], "unknown task type"),
+    (["setupbench", "new", "x", "--type", "reposetup"], "needs --repo-url"),
+    (["setupbench", "run", "t.jsonl", "--agent", "'unclosed"], "not a valid shell command"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    _write(tmp_path / "t.jsonl", [{"instance_id": "a", "success_command": "true"}])
+    done = _cli(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_new_scaffolds(tmp_path: Path) -> None:
+    done = _cli("setupbench", "new", "svc", "--type", "bgsetup", "--dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "setupbench check" in done.stdout
+    assert (tmp_path / "fixtures" / "svc" / "site" / "index.html").is_file()
+
+
+def test_cli_report_prints_the_table_json_and_html(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    _write(results, [TaskResult(input=i, instance_id=i, task_type="dbsetup", agent="noop",
+                                verdict=v).model_dump() for i, v in (("a", "success"), ("b", "failed"))])
+    done = _cli("setupbench", "report", str(results), "--html", str(tmp_path / "r.html"))
+    assert done.returncode == 0, done.stderr
+    assert "dbsetup" in done.stdout and "50.0%" in done.stdout
+    assert "<h1>setupbench: r.jsonl</h1>" in (tmp_path / "r.html").read_text()
+    done = _cli("setupbench", "report", str(results), "--json")
+    rows = json.loads(done.stdout)
+    assert rows[-1]["task_type"] == "overall" and rows[-1]["success"] == 1
+
+
+def test_mine_conflicts_from_git_finds_the_fixing_commit(tmp_path: Path) -> None:
+    from .conftest import RepoBuilder
+
+    repo = RepoBuilder(tmp_path / "mirrors" / "fixture+pins" / "repo")
+    base = repo.commit({"requirements.txt": "requests==2.31.0\nurllib3==1.20\n"}, "pin requests")
+    repo.commit({"requirements.txt": "requests==2.31.0\nurllib3==2.0.7\n"},
+                "Fix dependency conflict between requests and urllib3")
+    repo.commit({"README.md": "resolver notes\n"}, "docs: the resolver")  # no manifest: no task
+    out = tmp_path / "tasks.jsonl"
+    done = _cli("setupbench", "mine-conflicts", "fixture/pins", "--from-git", "--no-verify",
+                "--mirrors", str(tmp_path / "mirrors"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    tasks = load_tasks(out)
+    assert len(tasks) == 1
+    task = tasks[0]
+    assert isinstance(task, SetupTask) and task.base_commit == base
+    assert task.task_type == "dependency_resolution" and task.repo_url == "https://github.com/fixture/pins"
+    assert "urllib3==2.0.7" in (task.script("solution") or "")
+    assert "--dry-run" in task.success_command
+
+
+def test_a_base_commit_missing_from_the_mirror_is_an_error(tmp_path: Path) -> None:
+    from benchsmith.core import BenchsmithError
+    from benchsmith.setupbench.testbed import clone_at
+
+    from .conftest import RepoBuilder
+
+    RepoBuilder(tmp_path / "mirrors" / "o+n" / "repo").commit({"a.txt": "a\n"})
+    task = SetupTask(instance_id="t", success_command="true", repo_url="https://github.com/o/n",
+                     base_commit="0123456789abcdef0123456789abcdef01234567")
+    with pytest.raises(BenchsmithError, match="not in the mirror"):
+        clone_at(task, str(tmp_path / "mirrors"), tmp_path / "testbed")
