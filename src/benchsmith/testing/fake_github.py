@@ -13,9 +13,11 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from benchsmith.testing.loopback import LoopbackServer
 
 FaultKind = Literal["primary_rate_limit", "secondary_rate_limit", "bad_gateway"]
 
@@ -102,7 +104,7 @@ class LoggedRequest:
     status: int
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackServer):
     """The server: ``with FakeGitHub(repo) as gh: GitHubClient(base_url=gh.url)``."""
 
     def __init__(self, repo: FakeRepo, *, max_per_page: int = 100,
@@ -115,25 +117,7 @@ class FakeGitHub:
         self.faults: list[Fault] = []
         self.requests: list[LoggedRequest] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> FakeGitHub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop serving and release the port."""
-        if self._thread.is_alive():
-            self._server.shutdown()
-            self._thread.join()
-        self._server.server_close()
+        self._serve(_handler_for(self))
 
     def add_fault(self, kind: FaultKind, path: str = "", token: str | None = None,
                   times: int = 1) -> None:

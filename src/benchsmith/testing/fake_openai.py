@@ -12,11 +12,12 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 
 from benchsmith.llm.calls import Message
 from benchsmith.llm.scripted import Script, estimate_tokens
+from benchsmith.testing.loopback import LoopbackServer
 
 FaultKind = Literal["rate_limit", "server_error", "slow", "garbage", "empty_choices"]
 API = Literal["openai", "anthropic"]
@@ -42,7 +43,7 @@ class LoggedCall:
     messages: tuple[str, ...]
 
 
-class FakeLLMServer:
+class FakeLLMServer(LoopbackServer):
     """``with FakeLLMServer(script) as llm: OpenAI(base_url=llm.openai_url)``."""
 
     def __init__(self, script: Script, *, valid_keys: set[str] | None = None,
@@ -54,27 +55,9 @@ class FakeLLMServer:
         self.calls: list[LoggedCall] = []
         self._samples: dict[tuple[str, ...], int] = {}
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._serve(_handler_for(self))
         self.openai_url = f"{self.url}/v1"
         self.anthropic_url = self.url
-
-    def __enter__(self) -> FakeLLMServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop serving and release the port."""
-        if self._thread.is_alive():
-            self._server.shutdown()
-            self._thread.join()
-        self._server.server_close()
 
     def add_fault(self, kind: FaultKind, times: int = 1, retry_after: str | None = "1",
                   delay_s: float = 0.0) -> None:
