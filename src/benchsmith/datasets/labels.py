@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 from benchsmith.core import PASSING, TestStatus
-from benchsmith.harness.names import match
+from benchsmith.harness.names import match, status_of
 
 
 class LabelCheck(BaseModel):
@@ -54,7 +54,7 @@ def check_labels(published: list[str], before: dict[str, TestStatus], after: dic
             check.needs_network.append(name)
             continue
         if rule == "first space":  # the producer's parser kept the last line of that name
-            now, was = _last(after, found), _last(before, found) if must_fail_before else False
+            now, was = _graded(name, after), _graded(name, before) if must_fail_before else False
         else:
             now = _passed(after, found)
             was = _passed(before, found) if must_fail_before else False
@@ -69,10 +69,10 @@ def check_labels(published: list[str], before: dict[str, TestStatus], after: dic
     return check
 
 
-def _last(statuses: dict[str, TestStatus], names: list[str]) -> bool | None:
-    """Whether the last of `names` to be reported (in output order) passed; None if none was."""
-    reported = [n for n in statuses if n in set(names)]
-    return statuses[reported[-1]] in PASSING if reported else None
+def _graded(name: str, statuses: dict[str, TestStatus]) -> bool | None:
+    """Whether `name` passed as grading reads it (:func:`status_of`); None if it did not run."""
+    status = status_of(name, statuses)
+    return None if status is None else status in PASSING
 
 
 def _status(statuses: dict[str, TestStatus], names: list[str]) -> str:

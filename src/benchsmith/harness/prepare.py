@@ -51,10 +51,11 @@ def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
     return sandbox
 
 
-def move_to(sandbox: Sandbox, commit: str, reinstall: str, env: dict[str, str],
+def move_to(sandbox: Sandbox, commit: str, reinstall: str | None, env: dict[str, str],
             timeout: float) -> None:
-    """Check `commit` out in the sandbox's checkout and reinstall the project alone there."""
-    for command in (f"git checkout -f -q {commit} && git clean -fdq", reinstall):
+    """Check `commit` out in the sandbox's checkout and reinstall the project alone there
+    (`reinstall`; None: the installed project stays)."""
+    for command in filter(None, (f"git checkout -f -q {commit} && git clean -fdq", reinstall)):
         result = sandbox.exec(command, env=env, timeout=timeout)
         if not result.ok:
             raise BenchsmithError(f"install failed at {commit[:12]}: {output_tail(result.output)}")

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import httpx
+from packaging.utils import canonicalize_name
 
 UPSTREAM = "https://pypi.org/simple"
 _PATH = re.compile(r"^/(?P<stamp>[^/]+)/simple/(?P<project>[^/]+)/?$")
@@ -33,10 +34,6 @@ def _instant(stamp: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 class _Handler(BaseHTTPRequestHandler):
     server: _IndexServer
 
@@ -44,11 +41,11 @@ class _Handler(BaseHTTPRequestHandler):
         match = _PATH.match(unquote(self.path.split("?", 1)[0]))
         if not match:
             return self._send(404, "not a /<date>/simple/<project>/ path")
-        project = _normalise(match["project"])
+        project = canonicalize_name(match["project"])
         stamp, *overrides = match["stamp"].split(",")
         for override in overrides:
             name, _, moment = override.partition("=")
-            if _normalise(name) == project:
+            if canonicalize_name(name) == project:
                 stamp = moment
         try:
             until = _instant(stamp)
@@ -128,5 +125,5 @@ def dated_index_url(stamp: str, packages: dict[str, str] | None = None) -> str:
             threading.Thread(target=_server.serve_forever, daemon=True,
                              name="benchsmith-dated-index").start()
         port = _server.server_address[1]
-    path = ",".join([stamp, *(f"{_normalise(n)}={t}" for n, t in sorted((packages or {}).items()))])
+    path = ",".join([stamp, *(f"{canonicalize_name(n)}={t}" for n, t in sorted((packages or {}).items()))])
     return f"http://127.0.0.1:{port}/{path}/simple/"

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from benchsmith.core import BenchsmithError, Plan, Sandbox
 from benchsmith.harness.checkout import Checkout, git, materialize
-from benchsmith.harness.prepare import install_env, prepare_sandbox
+from benchsmith.harness.prepare import install_env, move_to, prepare_sandbox
 from benchsmith.harness.render import render_install, render_reinstall
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.record import SetupRecord
@@ -75,15 +75,15 @@ def sandbox_at(engine: SetupEngine, environment: Environment, plan: Plan, checko
     the project reinstalled, else a fresh one installed from the plan."""
     if environment.sandbox is not None:
         sandbox = environment.sandbox
-        reset = sandbox.exec(f"git checkout -f -q {checkout.commit} && git clean -fdq", timeout=300)
         same = environment.sandbox_commit == checkout.commit
-        reinstall = render_reinstall(plan)
-        if reset.ok and (same or reinstall is None or sandbox.exec(
-                reinstall, env=install_env(plan.python, plan.exclude_newer,
-                                           plan.exclude_newer_packages), timeout=900).ok):
+        try:
+            move_to(sandbox, checkout.commit, None if same else render_reinstall(plan),
+                    install_env(plan.python, plan.exclude_newer, plan.exclude_newer_packages), 900)
+        except BenchsmithError:
+            environment.close()
+        else:
             environment.sandbox_commit = checkout.commit
             return sandbox
-        environment.close()
     options = engine.options
     sandbox = prepare_sandbox(options.sandbox, checkout, plan.python, render_install(plan, apt=engine.apt),
                               plan.exclude_newer, options.install_timeout_s)

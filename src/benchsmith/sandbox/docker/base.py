@@ -204,23 +204,30 @@ def _host_prefix(python: str, pull_note: str) -> Path:
 
 def _pull_slim(client: Any, python: str, say: Progress) -> tuple[bool, str]:
     """Pull ``python:<python>-slim``; a stalled or unreachable registry counts as failure."""
+    say(f"pulling python:{python}-slim")
+    return pull_image(f"python:{python}-slim")
+
+
+def pull_image(name: str) -> tuple[bool, str]:
+    """Pull `name` (``repository[:tag]``); a stalled or unreachable registry counts as failure.
+    Returns (pulled, one-line note)."""
     import docker
 
-    say(f"pulling python:{python}-slim")
+    repository, _, tag = name.rpartition(":") if ":" in name.split("/")[-1] else (name, "", "latest")
     # A client of its own: its timeout bounds each read, so a stalled pull fails soon
     # while a slow but progressing one goes on.
     api = docker.from_env(timeout=PULL_STALL_TIMEOUT_S).api
     try:
-        for event in api.pull("python", tag=f"{python}-slim", stream=True, decode=True):
+        for event in api.pull(repository, tag=tag, stream=True, decode=True):
             if "error" in event:
-                return False, f"pull of python:{python}-slim failed: {event['error'][:200]}"
+                return False, f"pull of {name} failed: {event['error'][:200]}"
     except (docker.errors.DockerException, OSError) as exc:
-        raise_for_disk(str(exc), f"pulling python:{python}-slim")
+        raise_for_disk(str(exc), f"pulling {name}")
         reason = str(getattr(exc, "explanation", None) or exc or type(exc).__name__)
-        return False, f"pull of python:{python}-slim failed: {reason.splitlines()[0][:160]}"
+        return False, f"pull of {name} failed: {reason.splitlines()[0][:160]}"
     finally:
         api.close()
-    return True, f"pulled python:{python}-slim"
+    return True, f"pulled {name}"
 
 
 def _build_from_slim(client: Any, python: str, name: str, nocache: bool) -> None:

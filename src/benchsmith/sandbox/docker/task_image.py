@@ -12,41 +12,18 @@ from collections.abc import Callable
 from typing import Any
 
 from benchsmith.core import BenchsmithError
+from benchsmith.sandbox.docker.base import pull_image
 from benchsmith.sandbox.docker.rootfs import (
     BARE_ROOTFS_IMAGE,
     ensure_rootfs,
     image_exists,
-    raise_for_disk,
 )
 
-PULL_STALL_TIMEOUT_S = 30
 # Images for which a bare Debian root filesystem is a fair stand-in.
 STAND_IN_FOR = ("ubuntu", "debian")
 
 _failed_pulls: dict[str, str] = {}
 _lock = threading.Lock()
-
-
-def pull_image(name: str) -> tuple[bool, str]:
-    """Pull `name` (``repository[:tag]``); a stalled or unreachable registry counts as failure.
-    Returns (pulled, one-line note)."""
-    import docker
-
-    repository, _, tag = name.rpartition(":") if ":" in name.split("/")[-1] else (name, "", "latest")
-    # A client of its own: its timeout bounds each read, so a stalled pull fails soon
-    # while a slow but progressing one goes on.
-    api = docker.from_env(timeout=PULL_STALL_TIMEOUT_S).api
-    try:
-        for event in api.pull(repository, tag=tag, stream=True, decode=True):
-            if "error" in event:
-                return False, f"pull of {name} failed: {event['error'][:200]}"
-    except (docker.errors.DockerException, OSError) as exc:
-        raise_for_disk(str(exc), f"pulling {name}")
-        reason = str(getattr(exc, "explanation", None) or exc or type(exc).__name__)
-        return False, f"pull of {name} failed: {reason.splitlines()[0][:160]}"
-    finally:
-        api.close()
-    return True, f"pulled {name}"
 
 
 def provide_task_image(client: Any, wanted: str,
