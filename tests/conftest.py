@@ -33,8 +33,9 @@ class RepoBuilder:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.mkdir(parents=True)
-        _git(path, "init", "-q", "-b", "main")
+        if not (path / ".git").exists():  # else: go on building an existing fixture repository
+            path.mkdir(parents=True)
+            _git(path, "init", "-q", "-b", "main")
 
     def commit(self, files: dict[str, str | None], message: str = "change",
                date: str = "2023-05-01T12:00:00+00:00") -> str:

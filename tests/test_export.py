@@ -28,7 +28,15 @@ def test_exported_pair_builds_and_grades_the_gold_patch(make_repo, tmp_path: Pat
     from benchsmith.sandbox.docker.images import build_image, start_from_image
 
     repo, instances = build_instances(make_repo)
-    calc1 = instances["fixture__calc-1"]
+    # As a published instance: the environment was built at a later commit of its version,
+    # the project is then reinstalled at the base commit.
+    from .conftest import RepoBuilder
+
+    later = RepoBuilder(repo).commit({"LATER.md": "later\n"}, "later", date="2023-06-01T12:00:00+00:00")
+    calc1 = instances["fixture__calc-1"].model_copy(update={
+        "environment_setup_commit": later,
+        "reinstall": "uv pip install --no-deps --reinstall -e '.[test]'"})
+    instances["fixture__calc-1"] = calc1
     mirrors = tmp_path / "mirrors"
     (mirrors / "fixture+calc").mkdir(parents=True)
     (mirrors / "fixture+calc" / "repo").symlink_to(repo)
@@ -38,7 +46,11 @@ def test_exported_pair_builds_and_grades_the_gold_patch(make_repo, tmp_path: Pat
     assert result.returncode == 0, result.stderr
     target = tmp_path / "export" / calc1.instance_id
     assert (target / "repo" / TEST_FILE).exists()
-    assert f"FROM benchsmith/base:py{calc1.python}" in (target / "Dockerfile").read_text()
+    recipe = (target / "Dockerfile").read_text()
+    assert f"FROM benchsmith/base:py{calc1.python}" in recipe
+    # install at the environment's commit, then back to the base commit and reinstall there
+    assert (recipe.index(f"git checkout -f -q {later}") < recipe.index("uv pip install -e")
+            < recipe.index(f"git checkout -f -q {calc1.base_commit}") < recipe.index("--no-deps"))
     script = (target / "eval.sh").read_text()
     assert script == eval_script(calc1) and START in script and calc1.test[0] in script
 
@@ -53,6 +65,8 @@ def test_exported_pair_builds_and_grades_the_gold_patch(make_repo, tmp_path: Pat
             between = output.split(START, 1)[1].split(END, 1)[0]
             return {t.name: t.status.value for t in parse_test_output(between, "pytest")}
 
+        assert sandbox.exec("git rev-parse HEAD").output.strip() == calc1.base_commit
+        assert sandbox.exec("test -e LATER.md").returncode != 0
         before = graded()
         assert before[f"{TEST_FILE}::test_spaces"] == "FAILED"
         assert before[f"{TEST_FILE}::test_plain"] == "PASSED"

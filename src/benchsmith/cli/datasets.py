@@ -111,7 +111,9 @@ def export(
                                        repo=instance.repo)
                     repo_dir = materialize(checkout, Path(scratch) / "repo", portable=True)
                 recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
-                                           instance.exclude_newer, instance.install)
+                                           instance.exclude_newer, instance.install,
+                                           install_at=instance.environment_commit(),
+                                           reinstall=instance.reinstall)
                 target = export_instance(instance, out_dir, repo_dir, recipe,
                                          {"benchsmith-run": RUN_HELPER})
             line = f"{instance.instance_id}: {target}"

@@ -41,8 +41,13 @@ exit $status
 
 
 def render_dockerfile(repo: str, commit: str, python: str, exclude_newer: str,
-                      install: list[str]) -> str:
-    """A Dockerfile that rebuilds an environment from its base image with the `install` commands."""
+                      install: list[str], install_at: str | None = None,
+                      reinstall: str | None = None) -> str:
+    """A Dockerfile that rebuilds an environment from its base image with the `install` commands.
+
+    With `install_at` and `reinstall` (a published instance whose environment its producer built
+    at another commit), `install` runs at `install_at`, then `commit` is checked out and
+    `reinstall` puts the project in again there, as `prepare` and `evaluate` do."""
     if not python:
         raise BenchsmithError("the record has no Python version: was it validated?")
     lines = [
@@ -57,7 +62,13 @@ def render_dockerfile(repo: str, commit: str, python: str, exclude_newer: str,
         "WORKDIR /work/repo",
         f"RUN uv venv --quiet --python /usr/local/bin/python{python} {VENV}",
     ]
+    moved = bool(install_at and reinstall and install_at != commit)
+    if moved:
+        lines.append(f"RUN git checkout -f -q {install_at}")
     lines += [f"RUN benchsmith-run {shlex.quote(command)}" for command in install]
+    if moved:
+        lines.append(f"RUN git checkout -f -q {commit} && git clean -fdq")
+        lines.append(f"RUN benchsmith-run {shlex.quote(str(reinstall))}")
     lines.append(f"LABEL benchsmith=1 benchsmith.repo={repo} benchsmith.commit={commit}")
     return "\n".join(lines) + "\n"
 
