@@ -9,9 +9,6 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core import Diagnosis, Plan
-from benchsmith.llm import LLM, parse_model
-from benchsmith.sandbox import LocalSandboxConfig
-from benchsmith.setup.engine import SetupEngine, SetupOptions
 from benchsmith.setup.model_repair import ModelRepairer, apply_change
 from benchsmith.setup.repair import RuleRepairer
 
@@ -78,6 +75,28 @@ def test_the_model_is_asked_only_when_no_rule_repairs() -> None:
     assert "PackageNotFoundError" in model.prompts[0] and '"packages"' in model.prompts[0]
 
 
+def test_each_setup_has_its_own_budget_of_model_calls() -> None:
+    import threading
+
+    repairer = ModelRepairer(RuleRepairer(), _Counting('{"change": {"packages": ["six"]}}'),
+                             max_calls=2)
+    unknown = Diagnosis(category="testing", kind="tests_failing", reason="1 test fails")
+    made: list[int] = []
+
+    def one_setup() -> None:  # setups of a batch run in threads
+        repairer.begin_setup()
+        answers = [repairer.repair(PLAN, unknown, _context()) for _ in range(3)]
+        assert answers[2] is None  # the third call is over this setup's budget
+        made.append(repairer.setup_calls)
+
+    threads = [threading.Thread(target=one_setup) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert made == [2, 2] and repairer.calls == 4
+
+
 def _context():
     from benchsmith.setup.context_model import RepoContext
 
@@ -87,6 +106,8 @@ def _context():
 @pytest.mark.slow
 def test_a_setup_no_rule_can_repair_validates_with_the_package_the_model_names(
         make_repo, tmp_path: Path) -> None:
+    from .test_cli_batch import run_cli
+
     repo = make_repo("sixer", {"pyproject.toml": PYPROJECT, "src/sixer/__init__.py": "",
                                "tests/test_six.py": TESTS})
     script = tmp_path / "model.json"
@@ -94,14 +115,19 @@ def test_a_setup_no_rule_can_repair_validates_with_the_package_the_model_names(
                                              "reply": '{"change": {"packages": ["six"]}, '
                                                       '"why": "the tests read six\'s metadata"}'}],
                                   "default": "{}"}))
-    options = SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
-                           use_refdb=False, max_iterations=2)
-    repairer = ModelRepairer(RuleRepairer(), LLM(parse_model(f"scripted:{script}")))
-    record = SetupEngine(options, repairer=repairer).setup(str(repo.path), on_date=PIN_DATE)
-    assert record.status == "validated", (record.failure_reason, [i.repair for i in record.iterations])
-    assert record.model_assisted and record.llm_calls == 1
-    assert record.iterations[0].repair == 'model: packages=["six"] (the tests read six\'s metadata)'
-    assert "six" in record.plan.packages
+    listing = tmp_path / "repos.txt"
+    listing.write_text(f"{repo.path} {PIN_DATE}\n")
+    out = tmp_path / "results.jsonl"
+    # every command with the engine's options takes --model; setup-batch here
+    result = run_cli("setup-batch", str(listing), "--out", str(out), "--no-refdb",
+                     "--max-iterations", "2", "--model", f"scripted:{script}")
+    assert result.returncode == 0, result.stderr
+    record = json.loads(out.read_text())
+    assert record["status"] == "validated", (record["failure_reason"],
+                                             [i["repair"] for i in record["iterations"]])
+    assert record["model_assisted"] and record["llm_calls"] == 1
+    assert record["iterations"][0]["repair"] == 'model: packages=["six"] (the tests read six\'s metadata)'
+    assert "six" in record["plan"]["packages"]
 
 
 def test_setup_with_a_bad_model_is_one_line() -> None:

@@ -36,6 +36,8 @@ _ENGINE: dict[str, tuple[Any, Any]] = {
     "test_timeout": (Annotated[float, typer.Option("--test-timeout", min=1, help="Seconds allowed for the test command.")], 1800.0),
     "stall_timeout": (Annotated[float, typer.Option("--stall-timeout", min=1, help="Seconds a test run may go without output before the running test counts as hung.")], 120.0),
     "test_network": (Annotated[bool, typer.Option("--test-network", help="Docker: keep the network for the tests (default: installs only).")], False),
+    "model": (Annotated[str | None, typer.Option("--model", help="PROVIDER:MODEL asked for a change to the plan where no rule repairs (off by default; see `generate --help`).")], None),
+    "base_url": (Annotated[str | None, typer.Option("--base-url", help="With --model: the provider's URL.")], None),
 }
 
 RevOpt = Annotated[str | None, typer.Option("--rev", help="Commit, tag or branch to set up.")]
@@ -95,11 +97,21 @@ def _setup_options(**values: Any) -> Any:
     from benchsmith.setup.engine import SetupOptions
 
     sandbox = sandbox_config(**{name: values.pop(name) for name in _SANDBOX})
+    if values["model"] is not None:  # the only way into the LLM layer from the setup engine
+        from benchsmith.setup.model_repair import load_llm
+
+        try:
+            load_llm(values["model"], values["base_url"])  # checked now: one line, not one per repository
+        except BenchsmithError as exc:
+            fail(str(exc))
+    elif values["base_url"] is not None:
+        fail("--base-url needs --model")
     return SetupOptions(max_iterations=values["max_iterations"], threshold=values["threshold"],
                         refdb=values["refdb"], use_refdb=not values["no_refdb"],
                         test_timeout_s=values["test_timeout"],
                         stall_timeout_s=values["stall_timeout"],
-                        offline_tests=not values["test_network"], sandbox=sandbox)
+                        offline_tests=not values["test_network"], sandbox=sandbox,
+                        model=values["model"], base_url=values["base_url"])
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -27,23 +27,13 @@ def setup(
     date: DateOpt = None,
     out_path: Annotated[Path, typer.Option("--out", help="Where to write the record.")] = Path("setup.json"),
     repo_name: Annotated[str | None, typer.Option("--repo-name", help="owner/name to file the result under.")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="PROVIDER:MODEL asked for a change to the plan where no rule repairs (off by default; see `generate --help`).")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="With --model: the provider's URL.")] = None,
     *,
     options: SetupOptions,
 ) -> None:
     """Set up one repository at a commit or date and validate it by running its tests."""
     from benchsmith.setup.engine import SetupEngine
 
-    repairer = None
-    if model is not None:  # the only way into the LLM layer from setup
-        from benchsmith.cli.generate import default_cache, load_model
-        from benchsmith.setup.model_repair import ModelRepairer
-        from benchsmith.setup.repair import RuleRepairer
-
-        repairer = ModelRepairer(RuleRepairer(apt=options.sandbox.apt),
-                                 load_model(model, base_url, 120, 4, default_cache()))
-    engine = SetupEngine(options, repairer=repairer, progress=say)
+    engine = SetupEngine(options, progress=say)
     try:
         record = engine.setup(source, rev=rev, on_date=date, repo=repo_name)
     except BenchsmithError as exc:
@@ -56,7 +46,7 @@ def setup(
     line = (f"{record.status}: {record.repo} @ {(record.commit or '')[:12]} python {record.python} "
             f"pass rate {rate} in {len(record.iterations)} round(s), {record.duration_s:.0f}s -> {out_path}"
             + (f" (model calls: {record.llm_calls}{', validated with its help' if record.model_assisted else ''})"
-               if model else ""))
+               if options.model else ""))
     if record.status == "validated":
         out.print(f"[green]{line}[/]", highlight=False)
         return

@@ -76,6 +76,9 @@ class SetupOptions(BaseModel):
     refdb: str | None = None
     """Reference database path (default: ~/.cache/benchsmith/reference.sqlite)."""
     use_refdb: bool = True
+    model: str | None = None
+    """PROVIDER:MODEL asked for a change to the plan where no rule repairs (None: rules only)."""
+    base_url: str | None = None
 
 
 class SetupEngine:
@@ -86,6 +89,11 @@ class SetupEngine:
         self.options = options or SetupOptions()
         self.planner: Planner = planner or RulePlanner()
         self.apt = self.options.sandbox.apt
+        if repairer is None and self.options.model is not None:
+            from benchsmith.setup.model_repair import ModelRepairer, load_llm
+
+            repairer = ModelRepairer(RuleRepairer(apt=self.apt),
+                                     load_llm(self.options.model, self.options.base_url))
         self.repairer: Repairer = repairer or RuleRepairer(apt=self.apt)
         self.progress = progress or (lambda message: None)
         self.refdb = ReferenceDB(self.options.refdb) if self.options.use_refdb else None
@@ -128,9 +136,10 @@ class SetupEngine:
                     "(no setup.py, setup.cfg, pyproject.toml or requirements file)"
                 )
             focused = [f for f in focus or [] if (host_repo / f).is_file()]
-            calls = getattr(self.repairer, "calls", 0)  # a model-assisted repairer counts its calls
+            if begin := getattr(self.repairer, "begin_setup", None):
+                begin()  # a model-assisted repairer: its budget and count are per setup
             record = self._run(checkout, context, host_repo, keep, focused)
-            record.llm_calls = getattr(self.repairer, "calls", 0) - calls
+            record.llm_calls = getattr(self.repairer, "setup_calls", 0)
             record.model_assisted = record.status == "validated" and any(
                 (i.repair or "").startswith("model:") for i in record.iterations)
         finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -24,14 +25,38 @@ EVIDENCE_CHARS = 3000
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
+def load_llm(spec: str, base_url: str | None = None) -> Any:
+    """The model named by `spec` with its call cache (BENCHSMITH_CACHE/llm.sqlite), checked:
+    a missing key or SDK raises one line now."""
+    from benchsmith.harness.checkout import cache_dir
+    from benchsmith.llm import LLM, CallCache, Prices, parse_model
+
+    llm = LLM(parse_model(spec, base_url=base_url, timeout_s=120, max_retries=4),
+              CallCache(cache_dir() / "llm.sqlite"), Prices.load())
+    llm.check()
+    return llm
+
+
 class ModelRepairer:
     """A :class:`Repairer`: the rules diagnose and repair first; the model only where they
-    have nothing, at most `max_calls` times per engine."""
+    have nothing, at most `max_calls` times per setup (setups of a batch run in threads, each
+    with its own count)."""
 
     def __init__(self, rules: Repairer, model: Model, max_calls: int = 4) -> None:
         self.rules, self.model, self.max_calls = rules, model, max_calls
-        self.calls = 0  # model calls made (each one counts in the record's llm_calls)
+        self.calls = 0  # model calls made in all (each one counts in its record's llm_calls)
         self.problems: list[str] = []  # answers that could not be used, one line each
+        self._lock = threading.Lock()
+        self._setup = threading.local()
+
+    def begin_setup(self) -> None:
+        """A setup starts in this thread: its own budget of calls."""
+        self._setup.calls = 0
+
+    @property
+    def setup_calls(self) -> int:
+        """Calls made by the current setup of this thread."""
+        return getattr(self._setup, "calls", 0)
 
     def diagnose(self, plan: Plan, failed: ExecResult, phase: str, context: Any) -> Diagnosis:
         """The rules' diagnosis."""
@@ -40,9 +65,11 @@ class ModelRepairer:
     def repair(self, plan: Plan, diagnosis: Diagnosis, context: Any) -> tuple[Plan, str] | None:
         """The rules' repair, else the model's change to the plan (None when it has none)."""
         repaired = self.rules.repair(plan, diagnosis, context)
-        if repaired is not None or diagnosis.infrastructure or self.calls >= self.max_calls:
+        if repaired is not None or diagnosis.infrastructure or self.setup_calls >= self.max_calls:
             return repaired
-        self.calls += 1
+        self._setup.calls = self.setup_calls + 1
+        with self._lock:
+            self.calls += 1
         answer = self.model.complete(prompt_for(plan, diagnosis))
         try:
             changed, why = apply_change(plan, answer)
