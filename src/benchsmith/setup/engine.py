@@ -45,6 +45,7 @@ from benchsmith.sandbox.store import environment_name
 from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import apply_date_rules
+from benchsmith.setup.optional import optional_requirements, skip_reasons
 from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
 from benchsmith.setup.record import Iteration, SetupRecord
@@ -184,6 +185,9 @@ class SetupEngine:
                                               origin, keep, focus)
             record.iterations.append(iteration)
             if iteration.validated:
+                if iteration.optional and round_number <= self.options.max_iterations:
+                    plan, counts, iteration = self._with_optional(
+                        record, plan, counts, iteration, checkout, context, host_repo, keep, focus)
                 self._accept(record, checkout, plan, counts, iteration)
                 return record
             diagnosis = iteration.diagnosis
@@ -249,6 +253,41 @@ class SetupEngine:
         record.needs_network = list(last.needs_network)
         return record
 
+    def _with_optional(self, record: SetupRecord, plan: Plan, counts: TestCounts,
+                       validated: Iteration, checkout: Checkout, context: RepoContext,
+                       host_repo: Path, keep: Callable[[Sandbox], None] | None,
+                       focus: list[str] | None) -> tuple[Plan, TestCounts, Iteration]:
+        """One more round with the optional requirements the validated round's tests were
+        skipped without; kept only when it validates with more tests passing."""
+        trial = plan.model_copy(deep=True)
+        trial.packages += validated.optional
+        trial.sources.setdefault("packages", []).append("skip reasons")
+        trial.notes.append("optional requirements the tests skip without: "
+                           + ", ".join(validated.optional))
+        validated.repair = (f"tests skip without {', '.join(validated.optional)} "
+                            "(the project's extras): one round with them")
+        self.progress(f"  {validated.repair}")
+        mine: list[Sandbox] = []
+        iteration, trial_counts = self._attempt(trial, checkout, context, host_repo,
+                                                validated.round + 1, "optional", mine.append,
+                                                focus, snapshot=False)
+        record.iterations.append(iteration)
+        better = iteration.validated and trial_counts.PASSED > counts.PASSED
+        for sandbox in mine:
+            if better and self.options.commit_images and self.options.sandbox.snapshots:
+                iteration.image = sandbox.snapshot(
+                    environment_name(checkout.repo, checkout.commit),
+                    {"benchsmith.repo": checkout.repo, "benchsmith.commit": checkout.commit})
+            if better and keep is not None:
+                keep(sandbox)  # the last sandbox kept is the environment
+            else:
+                sandbox.close()
+        if not better:
+            iteration.undone = "no more tests pass with them: the round before stands"
+            self.progress(f"  {iteration.undone}")
+            return plan, counts, validated
+        return trial, trial_counts, iteration
+
     def _accept(self, record: SetupRecord, checkout: Checkout, plan: Plan, counts: TestCounts,
                 iteration: Iteration) -> None:
         record.status = "validated"
@@ -292,7 +331,8 @@ class SetupEngine:
 
     def _attempt(self, plan: Plan, checkout: Checkout, context: RepoContext, host_repo: Path,
                  round_number: int, origin: str, keep: Callable[[Sandbox], None] | None = None,
-                 focus: list[str] | None = None) -> tuple[Iteration, TestCounts]:
+                 focus: list[str] | None = None, snapshot: bool = True
+                 ) -> tuple[Iteration, TestCounts]:
         started = time.monotonic()
         iteration = Iteration(round=round_number, python=plan.python, origin=origin)
         counts = TestCounts()
@@ -323,7 +363,11 @@ class SetupEngine:
             iteration.pass_rate = pass_rate(counts)
             rate = iteration.pass_rate
             iteration.validated = rate is not None and rate >= self.options.threshold
-            if iteration.validated and self.options.commit_images and self.options.sandbox.snapshots:
+            if iteration.validated and focus and origin != "optional":
+                iteration.optional = optional_requirements(
+                    skip_reasons([r.output for r in outputs]), context.extras, plan)
+            if (iteration.validated and snapshot and self.options.commit_images
+                    and self.options.sandbox.snapshots):
                 iteration.image = sandbox.snapshot(
                     environment_name(checkout.repo, checkout.commit),
                     {"benchsmith.repo": checkout.repo, "benchsmith.commit": checkout.commit})

@@ -53,7 +53,9 @@ def set_up(engine: SetupEngine, source: str, commit: str, on_date: str,
             sandbox.close()
         return record
     environment = Environment(record.plan, commit, commit, record)
-    environment.sandbox = kept[0] if kept else None
+    for sandbox in kept[:-1]:  # a later round validated better (setup/optional.py)
+        sandbox.close()
+    environment.sandbox = kept[-1] if kept else None
     environment.sandbox_commit = commit
     return environment
 

@@ -29,6 +29,8 @@ class Iteration(BaseModel):
     hung: list[str] = Field(default_factory=list)  # tests stopped for making no progress
     needs_network: list[str] = Field(default_factory=list)  # failed reaching another host
     offline: bool = False  # the tests ran cut off from the network (loopback only)
+    # requirements of the project's extras that skip reasons named (see setup/optional.py)
+    optional: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
 
 

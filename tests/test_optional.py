@@ -1,0 +1,95 @@
+"""Optional dependencies: a dataset's own tests skipped for want of a package the project's
+extras declare get one more round with it (setup/optional.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core import Plan
+from benchsmith.sandbox import LocalSandboxConfig
+from benchsmith.setup.engine import SetupEngine, SetupOptions
+from benchsmith.setup.environments import Environment, set_up
+from benchsmith.setup.optional import optional_requirements, skip_reasons
+
+from .conftest import PIN_DATE, _git
+
+PLAN = Plan(python="3.11", exclude_newer="2023-06-01T00:00:00Z", extras=["test"], packages=["pytest"])
+SUMMARY = """
+PASSED tests/test_a.py::test_plain
+SKIPPED [3] tests/test_a.py:12: requires ephem
+SKIPPED [1] tests/test_a.py:30: could not import 'netCDF4': No module named 'netCDF4'
+SKIPPED [1] tests/test_a.py:44: needs a display
+SKIPPED [2] tests/test_b.py:9: python_dateutil is too old
+"""
+
+
+def test_skip_reasons_name_requirements_of_the_projects_extras_only() -> None:
+    reasons = skip_reasons([SUMMARY])
+    assert reasons == ["requires ephem", "could not import 'netCDF4': No module named 'netCDF4'",
+                       "needs a display", "python_dateutil is too old"]
+    extras = {"test": ["pytest", "numpy"], "optional": ["ephem>=3.7; python_version>'3'",
+                                                      "netcdf4", "numba", "python-dateutil"],
+              "doc": ["sphinx"]}
+    assert optional_requirements(reasons, extras, PLAN) == ["ephem>=3.7", "netcdf4", "python-dateutil"]
+    # no reason, an installed extra, a package the plan has, a longer name that merely contains one
+    assert optional_requirements([], extras, PLAN) == []
+    assert optional_requirements(["requires numpy"], extras, PLAN) == []
+    assert optional_requirements(["requires ephem"], extras, PLAN.model_copy(update={"packages": ["ephem"]})) == []
+    assert optional_requirements(["requires ephem-data and numbagg"], extras, PLAN) == []
+
+
+PYPROJECT = """
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "withsix"
+version = "0.1.0"
+requires-python = ">=3.11"
+
+[project.optional-dependencies]
+test = ["pytest"]
+compat = ["six"]
+"""
+TESTS = """
+import pytest
+
+try:
+    import six
+except ImportError:
+    six = None
+
+
+@pytest.mark.skipif(six is None, reason="requires six")
+def test_with_six():
+    assert six.PY3
+
+
+def test_plain():
+    assert True
+"""
+
+
+@pytest.mark.slow
+def test_tests_skipped_without_an_extras_package_get_it(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("withsix", {"pyproject.toml": PYPROJECT, "src/withsix/__init__.py": "",
+                                 "tests/test_six.py": TESTS})
+    options = SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
+                           use_refdb=False)
+    engine = SetupEngine(options)
+    made = set_up(engine, str(repo.path), _git(repo.path, "rev-parse", "HEAD"), PIN_DATE,
+                  "fixture/withsix",
+                  focus=["tests/test_six.py"])
+    assert isinstance(made, Environment), made.failure_reason
+    record = made.record
+    try:
+        assert [i.origin for i in record.iterations] == ["rules", "optional"]
+        assert record.iterations[0].optional == ["six"] and record.tests.PASSED == 2
+        assert "six" in made.plan.packages and "skip reasons" in made.plan.sources["packages"]
+        # the environment handed on is the one with six in it
+        assert made.sandbox is not None and made.sandbox.exec("python -c 'import six'").ok
+    finally:
+        made.close()
