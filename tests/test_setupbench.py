@@ -186,3 +186,24 @@ def test_a_base_commit_missing_from_the_mirror_is_an_error(tmp_path: Path) -> No
                      base_commit="0123456789abcdef0123456789abcdef01234567")
     with pytest.raises(BenchsmithError, match="not in the mirror"):
         clone_at(task, str(tmp_path / "mirrors"), tmp_path / "testbed")
+
+
+def test_a_clone_from_a_mirror_reaches_back_to_the_latest_tag(tmp_path: Path) -> None:
+    """pbr and setuptools-scm read the version from `git describe`: a one-commit clone says
+    0.0.x, and requirements on the project's own version can no longer resolve."""
+    from benchsmith.harness.checkout import git
+    from benchsmith.setupbench.testbed import clone_at
+
+    from .conftest import RepoBuilder, _git
+
+    mirror = RepoBuilder(tmp_path / "mirrors" / "o+n" / "repo")
+    mirror.commit({"a.txt": "a\n"})
+    mirror.commit({"a.txt": "b\n"})
+    _git(mirror.path, "tag", "1.4.0")
+    for text in ("c\n", "d\n"):
+        rev = mirror.commit({"a.txt": text})
+    task = SetupTask(instance_id="t", success_command="true", repo_url="https://github.com/o/n",
+                     base_commit=rev)
+    clone_at(task, str(tmp_path / "mirrors"), tmp_path / "testbed")
+    assert git("describe", "--tags", cwd=tmp_path / "testbed").startswith("1.4.0-2-g")
+    assert git("rev-list", "--count", "HEAD", cwd=tmp_path / "testbed").strip() == "3"

@@ -18,9 +18,27 @@ from benchsmith.setupbench.tasks import SetupTask, fixture_folder, repo_slug
 TESTBED = "/testbed"
 
 
+def _since_last_tag(mirror: Path, rev: str) -> tuple[int, list[str]]:
+    """(depth, tag refspecs) that bring `rev`'s history back to its latest tag from a local
+    mirror, so version tools that describe the checkout (pbr, setuptools-scm, versioneer) see
+    the version it had; (1, []) without a tag or beyond `_MAX_DEPTH` commits."""
+    try:
+        tag = git("describe", "--tags", "--abbrev=0", rev, cwd=mirror).strip()
+        depth = int(git("rev-list", "--count", f"{tag}..{rev}", cwd=mirror).strip()) + 1
+    except (BenchsmithError, ValueError):
+        return 1, []
+    if depth > _MAX_DEPTH:
+        return 1, []
+    return depth, [f"refs/tags/{tag}:refs/tags/{tag}"]
+
+
+_MAX_DEPTH = 5000
+
+
 def clone_at(task: SetupTask, mirrors: str | None, dest: Path) -> list[str]:
-    """A clone of the task's repository at `base_commit` in `dest`: one commit deep (the
-    history of a large project would be most of the harness's time), `origin` set to the
+    """A clone of the task's repository at `base_commit` in `dest`: from a URL one commit deep
+    (the history of a large project would be most of the harness's time), from a local mirror
+    back to the commit's latest tag (a project's version comes from it); `origin` set to the
     published URL. Returns the paths the mirror lacks (none for a complete one)."""
     assert task.repo_url is not None
     slug = repo_slug(task.repo_url)
@@ -33,9 +51,13 @@ def clone_at(task: SetupTask, mirrors: str | None, dest: Path) -> list[str]:
         source = f"file://{Path(source).resolve()}"
     rev = task.base_commit or "HEAD"
     git("init", "--quiet", str(dest))
+    local = Path(source.removeprefix("file://"))
+    depth, tags = _since_last_tag(local, rev) if local.is_dir() else (1, [])
     try:
-        git("fetch", "--quiet", "--depth", "1", source, rev, cwd=dest, timeout=900)
+        git("fetch", "--quiet", "--depth", str(depth), source, rev, cwd=dest, timeout=900)
         git("-c", "advice.detachedHead=false", "checkout", "--quiet", "FETCH_HEAD", cwd=dest)
+        if tags:
+            git("fetch", "--quiet", "--depth", "1", source, *tags, cwd=dest, timeout=900)
         missing: list[str] = []
     except BenchsmithError as exc:
         if not Path(source.removeprefix("file://")).is_dir():
