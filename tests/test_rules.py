@@ -109,8 +109,21 @@ def test_planner_uses_tox_extras_requirement_files_and_ci_test_command() -> None
 def test_planner_allows_a_pep660_setuptools_for_old_dates() -> None:
     ctx = context(root_files=["setup.py"])
     plan = RulePlanner().plan(ctx, choose_python(ctx, date(2021, 6, 1), PY), "2021-06-01T00:00:00Z")
-    assert plan.exclude_newer_packages == {"setuptools": "2022-12-31T00:00:00Z"}
+    # wheel goes with it: a 2022 setuptools building a dependency's sdist with a 2021 wheel fails
+    assert plan.exclude_newer_packages == {"setuptools": "2022-12-31T00:00:00Z",
+                                           "wheel": "2022-12-31T00:00:00Z"}
     assert "--exclude-newer-package setuptools=2022-12-31T00:00:00Z" in render(plan)[0][0]
+
+
+def test_editable_installs_on_python_36_move_to_37_where_the_project_allows_it() -> None:
+    """uv builds editables through PEP 660 only; no setuptools for Python 3.6 has it."""
+    no_pep660 = diagnose_install(failed("has no attribute 'build_editable'"), [])
+    old = plan(python="3.6", python_fallbacks=[], exclude_newer="2017-05-27T00:00:00Z")
+    fixed, what = RuleRepairer().repair(old, no_pep660, context(root_files=["setup.py"])) or (None, "")
+    assert fixed is not None and fixed.python == "3.7" and fixed.editable and "setuptools 64" in what
+    capped = context(root_files=["setup.py"], requires_python=[Hint(value="<3.7", source="setup.py")])
+    fixed, what = RuleRepairer().repair(old, no_pep660, capped) or (None, "")
+    assert fixed is not None and fixed.python == "3.6" and "3.7" not in what
 
 
 def test_diagnose_install_failures() -> None:
@@ -295,7 +308,7 @@ def test_reused_plan_gets_the_date_rules_of_its_new_date() -> None:
     ctx = context(root_files=["setup.py"])
     reused = plan(exclude_newer="2021-03-01T00:00:00Z")
     apply_date_rules(reused, ctx)
-    assert reused.exclude_newer_packages == {"setuptools": "2022-12-31T00:00:00Z"}
+    assert reused.exclude_newer_packages == {"setuptools": "2022-12-31T00:00:00Z", "wheel": "2022-12-31T00:00:00Z"}
     recent = plan()
     apply_date_rules(recent, ctx)
     assert recent.exclude_newer_packages == {}

@@ -29,11 +29,19 @@ def apply_date_rules(plan: Plan, context: RepoContext) -> None:
     since = PEP660_DATES.get(backend)
     if since and pinned < date.fromisoformat(since) and backend not in plan.exclude_newer_packages:
         floor = max(BUILD_TOOL_FLOOR, since)
-        plan.exclude_newer_packages[backend] = f"{floor}T00:00:00Z"
+        allow_build_tool(plan, backend, f"{floor}T00:00:00Z")
         plan.notes.append(
             f"{backend} before {since} has no PEP 660 editable builds: "
             f"allowing {backend} up to {floor}"
         )
+
+
+def allow_build_tool(plan: Plan, backend: str, stamp: str) -> None:
+    """Let `backend` (and, for setuptools, `wheel`, whose bdist_wheel setuptools drove until
+    70.1: a 2022 setuptools building an sdist with a 2017 wheel fails) go up to `stamp`."""
+    plan.exclude_newer_packages.setdefault(backend, stamp)
+    if backend == "setuptools":
+        plan.exclude_newer_packages.setdefault("wheel", plan.exclude_newer_packages[backend])
 
 
 def seed_setuptools(plan: Plan) -> None:

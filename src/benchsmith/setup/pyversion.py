@@ -54,6 +54,11 @@ def _allowed(minor: str, specs: list[SpecifierSet]) -> bool:
     return any(all(c in spec for spec in specs) for c in candidates)
 
 
+def allows_python(context: RepoContext, minor: str) -> bool:
+    """True when the project's Python constraints admit `minor`."""
+    return _allowed(minor, [s for s in (_specifier(h.value) for h in context.requires_python) if s])
+
+
 def choose_python(context: RepoContext, on: date, available: dict[str, str]) -> PythonChoice:
     """Newest available minor that satisfies the project's constraints and existed on `on`.
 
