@@ -4,6 +4,7 @@
 #
 #   scripts/bench-mining.sh LIST MIRRORS OUTDIR [build/evaluate sandbox options, e.g. --backend docker]
 #
+# With ALSO_DOCKER=1, the built instances are graded in Docker too (OUTDIR/runs-docker/).
 # Writes OUTDIR/prs.jsonl, OUTDIR/instances.jsonl (+ .log.jsonl, .funnel.json), OUTDIR/runs/,
 # and OUTDIR/figures.json (scripts/mining_figures.py): instances, gold resolved, empty
 # resolved, whether the funnel equals a recount of the outcome log, quality-flag shares.
@@ -30,4 +31,12 @@ for predictions in gold empty; do
     --mirrors "$mirrors" --output-dir "$out/runs" "$@" >>"$out/evaluate-$predictions.log" 2>&1 \
     || echo "evaluate $predictions exited $?"
 done
+if [[ -n "${ALSO_DOCKER:-}" ]]; then  # the same instances graded in Docker as well
+  for predictions in gold empty; do
+    step "evaluate $predictions (docker)"
+    benchsmith evaluate --instances "$out/instances.jsonl" --predictions "$predictions" \
+      --mirrors "$mirrors" --output-dir "$out/runs-docker" --backend docker \
+      >>"$out/evaluate-$predictions-docker.log" 2>&1 || echo "evaluate $predictions (docker) exited $?"
+  done
+fi
 PER_REPO="$per_repo" python "$(dirname "$0")/mining_figures.py" "$out" | tee "$out/figures.json"

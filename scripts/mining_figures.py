@@ -31,6 +31,7 @@ def main(out: Path) -> dict:
                  if line.strip()]
     flags = Counter(flag for i in instances for flag in i.get("quality_flags") or {})
     gold, empty = _summary(out / "runs" / "fix-gold"), _summary(out / "runs" / "fix-empty")
+    docker = {name: _summary(out / "runs-docker" / f"fix-{name}") for name in ("gold", "empty")}
     stages = Counter(o.stage for o in outcomes)
     return {
         "repositories_mined": len((out / "prs.jsonl.repos.jsonl").read_text().splitlines()),
@@ -45,6 +46,9 @@ def main(out: Path) -> dict:
         "gold_unresolved": sorted(set().union(*(v for k, v in (gold.get("ids") or {}).items()
                                                if k != "RESOLVED")) if gold else []),
         "empty": {k: empty.get(k) for k in ("evaluated", "resolved", "empty_patches")},
+        "docker": {name: {k: summary.get(k) for k in ("evaluated", "resolved", "empty_patches",
+                                                       "infrastructure_failures", "errors")}
+                   for name, summary in docker.items() if summary},
         "quality_flag_share": {f: round(n / len(instances), 3) for f, n in sorted(flags.items())}
         if instances else {},
         "hung_tests_named": sum(bool(o.hung) for o in outcomes),
