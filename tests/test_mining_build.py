@@ -27,12 +27,12 @@ def diff(repo: Path, a: str, b: str) -> str:
     return subprocess.run(["git", "diff", a, b], cwd=repo, capture_output=True, text=True, check=True).stdout
 
 
-def bug_and_fix(make_repo):
+def bug_and_fix(make_repo, new_tests: str = NEW_TESTS):
     """A repository with a bug at `base` and the commit `fix` that fixes it and adds a test."""
     repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
                               "tests/test_calc.py": OLD_TESTS})
     base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
-    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
+    fix = repo.commit({"src/calc/__init__.py": FIXED, "tests/test_calc.py": new_tests},
                       "Strip spaces (#2)", date="2023-05-16T12:00:00+00:00")
     return repo, base, fix
 
@@ -47,8 +47,13 @@ def pr_from(repo, number: int, base: str, merged: str, **fields) -> PullRequest:
                        source=str(repo.path), **fields)
 
 
+# A test its own module declares flaky is no label, however it behaved here.
+FLAKY_TEST = ("\nimport pytest\n\n\n@pytest.mark.flaky(reruns=3)\ndef test_spaces_timed():\n"
+              "    assert parse('a, b') == ['a', 'b']\n")
+
+
 def test_build_keeps_fail_to_pass_instances_and_reuses_the_environment(make_repo, tmp_path: Path) -> None:
-    repo, base, fix = bug_and_fix(make_repo)
+    repo, base, fix = bug_and_fix(make_repo, NEW_TESTS + FLAKY_TEST)
     docs = repo.commit({"src/calc/__init__.py": FIXED + "# note\n",
                         "tests/test_calc.py": NEW_TESTS + "\ndef test_more():\n    assert parse('x') == ['x']\n"},
                        "Add a test that passes already (#3)", date="2023-05-20T12:00:00+00:00")
@@ -66,6 +71,7 @@ def test_build_keeps_fail_to_pass_instances_and_reuses_the_environment(make_repo
     assert instance["instance_id"] == "fixture__calc-2"
     assert json.loads(instance["FAIL_TO_PASS"]) == ["tests/test_calc.py::test_spaces"]
     assert json.loads(instance["PASS_TO_PASS"]) == ["tests/test_calc.py::test_plain"]
+    assert instance["flaky"] == ["tests/test_calc.py::test_spaces_timed"]
     assert instance["environment_setup_commit"] == fix
     assert instance["tests_s"] > 0 and instance["instance_s"] >= instance["tests_s"]
     # Resumable: a second run redoes nothing.

@@ -765,3 +765,20 @@ def test_junit_report_confirms_console_passes() -> None:
     assert sorted(refuted) == sorted(n for n, s in console.items() if s is not TestStatus.SKIPPED)
     with pytest.raises(ValueError, match="unreadable"):
         junit_statuses(b"<testsuites><testcase")
+
+
+def test_tests_a_module_declares_flaky() -> None:
+    from benchsmith.parsing.python_source import declared_flaky
+
+    source = (
+        "import pytest\nfrom flaky import flaky\n\n"
+        "@pytest.mark.flaky(reruns=2)\ndef test_a(): pass\n\n"
+        "@flaky\ndef test_b(): pass\n\n"
+        "def test_c(): pass\n\n"
+        "class TestX:\n    @pytest.mark.flaky\n    def test_d(self): pass\n"
+        "    def test_e(self): pass\n\n"
+        "@flaky(max_runs=3)\nclass TestY:\n    def test_f(self): pass\n")
+    assert declared_flaky(source, "t/test_m.py") == [
+        "t/test_m.py::test_a", "t/test_m.py::test_b", "t/test_m.py::TestX::test_d", "t/test_m.py::TestY"]
+    assert declared_flaky("import pytest\npytestmark = [pytest.mark.flaky]\n", "t/x.py") == ["t/x.py"]
+    assert declared_flaky("def test(:\n", "t/broken.py") == []

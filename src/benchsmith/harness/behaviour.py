@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Callable
 
@@ -13,6 +14,7 @@ from benchsmith.harness.render import leaving_out, render_spec
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.harness.worktree import PATCH_DIR
 from benchsmith.instance import TestSpec
+from benchsmith.parsing.python_source import declared_flaky
 
 
 class Behaviour(BaseModel):
@@ -88,12 +90,36 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
                          error=f"the tests gave no results: {after[0].log_tail[-300:]}")
     behaviour = classify(before, after)
     _drop_unportable(behaviour, sandbox.workdir)
+    _drop_declared_flaky(behaviour, sandbox, files)
     behaviour.test_files = files
     behaviour.tests_s = round(sum(r.duration_s for r in before + after), 3)
     if progress:
         progress(f"  {len(behaviour.FAIL_TO_PASS)} FAIL_TO_PASS, {len(behaviour.PASS_TO_PASS)} "
                  f"PASS_TO_PASS, {len(behaviour.flaky)} flaky ({time.monotonic() - started:.0f}s)")
     return behaviour
+
+
+def _drop_declared_flaky(behaviour: Behaviour, sandbox: Sandbox, files: list[str]) -> None:
+    """Move the tests that their own module marks flaky (`@pytest.mark.flaky`, `@flaky`) out of
+    every label list: the project says they pass or fail by chance (a timing measurement that
+    passed twice here can fail on a loaded machine)."""
+    prefixes: list[str] = []
+    for path in files:
+        try:
+            text = sandbox.read_file(posixpath.join(sandbox.workdir, path)).decode("utf-8", "replace")
+        except OSError:
+            continue
+        prefixes += declared_flaky(text, path)
+    if not prefixes:
+        return
+
+    def declared(name: str) -> bool:
+        return any(name == p or name.startswith((p + "[", p + "::")) for p in prefixes)
+
+    for key in ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"):
+        names: list[str] = getattr(behaviour, key)
+        behaviour.flaky += [n for n in names if declared(n)]
+        setattr(behaviour, key, [n for n in names if not declared(n)])
 
 
 def _drop_unportable(behaviour: Behaviour, workdir: str) -> None:
