@@ -31,14 +31,16 @@ from benchsmith.sandbox.docker.rootfs import (
 from benchsmith.sandbox.pythons import host_pythons, version_key
 from benchsmith.sandbox.tools import uv_binary
 
-# Bumped when what a base image contains changes (2: keeps test.support).
-BASE_LAYOUT = "2"
+# Bumped when what a base image contains changes (2: keeps test.support; 3: netbase).
+BASE_LAYOUT = "3"
 BASE_REPOSITORY = "benchsmith/base"
 PULL_STALL_TIMEOUT_S = 30
 # Modules whose import proves the interpreter's shared libraries are all there.
 IMPORT_CHECK = "import ssl, sqlite3, zlib, ctypes, bz2, lzma, readline, uuid, hashlib"
+# netbase: /etc/services and /etc/protocols, which every full Debian/Ubuntu system and CI runner
+# has; without them getaddrinfo("127.0.0.1", "http") fails and tests of servers with it.
 SLIM_PACKAGES = "git gcc g++ make libc6-dev patch procps xz-utils bzip2 unzip curl pkg-config " \
-                "libssl-dev libffi-dev zlib1g-dev"
+                "libssl-dev libffi-dev zlib1g-dev netbase"
 
 PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
 

@@ -31,8 +31,10 @@ PACKAGES = (
     "xz-utils", "bzip2", "unzip", "curl", "pkg-config", "tzdata",
     "libssl3", "libssl-dev", "libffi8", "libffi-dev", "zlib1g-dev", "libsqlite3-0",
     "libbz2-1.0", "libreadline8", "libncursesw6", "libexpat1", "libnsl2", "libtirpc3",
-    "libuuid1",
+    "libuuid1", "netbase",
 )
+# Bumped when PACKAGES change, so an older rootfs is rebuilt (2: netbase, /etc/services).
+ROOTFS_LAYOUT = "2"
 LABELS = {"benchsmith": "1", "benchsmith.role": "rootfs"}
 
 Progress = Callable[[str], None]
@@ -68,12 +70,20 @@ def ensure_rootfs(client: Any, *, rebuild: bool = False, progress: Progress | No
     `bare`: the minimal rootfs with no package added (:data:`BARE_ROOTFS_IMAGE`)."""
     say = progress or (lambda message: None)
     image = BARE_ROOTFS_IMAGE if bare else ROOTFS_IMAGE
-    if not rebuild and image_exists(client, image):
+    if not rebuild and _current(client, image, bare):
         return f"{image} cached"
     with machine_lock(image.rsplit(":", 1)[1] if bare else "rootfs"):
-        if not rebuild and image_exists(client, image):  # built meanwhile by another process
+        if not rebuild and _current(client, image, bare):  # built meanwhile by another process
             return f"{image} cached"
         return _build_rootfs(client, say, image, () if bare else PACKAGES)
+
+
+def _current(client: Any, image: str, bare: bool) -> bool:
+    """The image exists and (but for the bare one) has this version's packages."""
+    if not image_exists(client, image):
+        return False
+    return bare or (client.images.get(image).labels or {}).get(
+        "benchsmith.rootfs_layout") == ROOTFS_LAYOUT
 
 
 def _build_rootfs(client: Any, say: Progress, image: str = ROOTFS_IMAGE,
@@ -108,7 +118,8 @@ def _build_rootfs(client: Any, say: Progress, image: str = ROOTFS_IMAGE,
                     os.remove(os.path.join(target, cache, entry))
         say(f"importing {image}")
         started = time.monotonic()
-        _import(client, target, image)
+        _import(client, target, image, {} if image == BARE_ROOTFS_IMAGE
+                else {"benchsmith.rootfs_layout": ROOTFS_LAYOUT})
         return (f"{image} built (debootstrap {debootstrap_s:.0f} s, "
                 f"import {time.monotonic() - started:.0f} s)")
     finally:
@@ -119,13 +130,13 @@ def _listdir(path: str) -> list[str]:
     return os.listdir(path) if os.path.isdir(path) else []
 
 
-def _import(client: Any, directory: str, image: str) -> None:
+def _import(client: Any, directory: str, image: str, labels: dict[str, str]) -> None:
     """`tar -C directory -c . | docker import` through the Engine API."""
     repository, _, tag = image.partition(":")
     tar = subprocess.Popen(["tar", "-C", directory, "--numeric-owner", "-c", "."],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert tar.stdout is not None
-    changes = [f"LABEL {key}={value}" for key, value in LABELS.items()]
+    changes = [f"LABEL {key}={value}" for key, value in {**LABELS, **labels}.items()]
     try:
         answer = client.api.import_image(src=tar.stdout, repository=repository, tag=tag,
                                          changes=changes, stream_src=True)
