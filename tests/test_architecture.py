@@ -19,7 +19,8 @@ ALLOWED: dict[str, set[str]] = {
     "parsing": {"core"},
     "sandbox": {"core"},
     "harness": {"core", "instance", "sandbox", "parsing"},
-    "setup": {"core", "instance", "sandbox", "parsing", "harness"},
+    # setup reaches the model layer only given --model, inside setup/model_repair.load_llm
+    "setup": {"core", "instance", "sandbox", "parsing", "harness", "llm"},
     "mining": {"core", "instance", "sandbox", "parsing", "harness", "setup"},
     "evaluation": {"core", "instance", "sandbox", "parsing", "harness"},
     "datasets": {"core", "instance", "sandbox", "parsing", "harness", "setup"},

@@ -9,15 +9,10 @@ import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from benchsmith import __version__
 from benchsmith.core import (
-    FAILING,
     BenchsmithError,
-    CommandRun,
     Diagnosis,
     ExecResult,
     Plan,
@@ -27,7 +22,6 @@ from benchsmith.core import (
     Sandbox,
     TestResult,
     TestStatus,
-    output_tail,
 )
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.prepare import install_env
@@ -35,8 +29,6 @@ from benchsmith.harness.render import leaving_out, plan_spec, render, render_spe
 from benchsmith.harness.services import local_reason
 from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
 from benchsmith.sandbox.config import (
-    LocalSandboxConfig,
-    SandboxConfig,
     close_all_sandboxes,
     make_sandbox,
 )
@@ -46,40 +38,14 @@ from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import apply_date_rules
 from benchsmith.setup.optional import optional_requirements, skip_reasons
+from benchsmith.setup.options import SetupOptions
 from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
-from benchsmith.setup.record import Iteration, SetupRecord
+from benchsmith.setup.record import Iteration, SetupRecord, command_run, test_outcome
 from benchsmith.setup.refdb import ReferenceDB
 from benchsmith.setup.repair import RuleRepairer
 
 Progress = Callable[[str], None]
-
-
-class SetupOptions(BaseModel):
-    """Knobs of one setup run."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_iterations: int = 4
-    """Repair rounds after the first attempt."""
-    threshold: float = 0.95
-    """Share of executed tests that must pass."""
-    install_timeout_s: float = 1200
-    test_timeout_s: float = 1800
-    stall_timeout_s: float = Field(default=120, ge=1)
-    """A test run whose output does not grow for this long is stopped (a hung test)."""
-    offline_tests: bool = True
-    """Cut the sandbox off the network for the tests where the backend can (Docker on a
-    network other than the host's); installs keep it."""
-    sandbox: SandboxConfig = Field(default_factory=LocalSandboxConfig)
-    commit_images: bool = True
-    """Docker backend: commit a validated environment as benchsmith/env.<repo>:<commit12>."""
-    refdb: str | None = None
-    """Reference database path (default: ~/.cache/benchsmith/reference.sqlite)."""
-    use_refdb: bool = True
-    model: str | None = None
-    """PROVIDER:MODEL asked for a change to the plan where no rule repairs (None: rules only)."""
-    base_url: str | None = None
 
 
 class SetupEngine:
@@ -197,7 +163,7 @@ class SetupEngine:
                 record.status = "error"
                 break
             tested = any(c.phase == "test" for c in iteration.commands)
-            outcome = _outcome(counts, iteration.pass_rate, diagnosis) if tested else None
+            outcome = test_outcome(counts, iteration.pass_rate, diagnosis) if tested else None
             if before_repair is not None and outcome is not None and outcome == before_repair[1]:
                 # The last repair changed nothing the tests can see: undo it, and no rule of
                 # that diagnosis gets another try (no walking down Python versions in vain).
@@ -349,7 +315,7 @@ class SetupEngine:
                 return self._finish(iteration, started), counts
             for command in install:
                 result = sandbox.exec(command, env=env, timeout=self.options.install_timeout_s)
-                iteration.commands.append(_command_run("install", result))
+                iteration.commands.append(command_run("install", result))
                 if not result.ok:
                     iteration.diagnosis = self.repairer.diagnose(plan, result, "install", context)
                     return self._finish(iteration, started), counts
@@ -425,20 +391,3 @@ class SetupEngine:
     def _finish(iteration: Iteration, started: float) -> Iteration:
         iteration.duration_s = round(time.monotonic() - started, 2)
         return iteration
-
-
-def _outcome(counts: TestCounts, rate: float | None,
-             diagnosis: Diagnosis) -> tuple[frozenset[str], float | None, str] | None:
-    """What a test run showed: the failing tests and the pass rate; when no test ran, what the
-    diagnosis made of it (another missing module is progress, the same usage error is not)."""
-    if not counts.tests:
-        return frozenset(), None, diagnosis.reason
-    failing = frozenset(t.name for t in counts.tests if t.status in FAILING)
-    return failing, rate, ""
-
-
-def _command_run(phase: Literal["install", "test"], result: ExecResult,
-                 tests: int | None = None) -> CommandRun:
-    return CommandRun(phase=phase, command=result.command, returncode=result.returncode,
-                      duration_s=result.duration_s, timed_out=result.timed_out, tests=tests,
-                      log_tail=output_tail(result.output, lines=30, width=10_000))

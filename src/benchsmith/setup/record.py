@@ -6,7 +6,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from benchsmith.core import CommandRun, Diagnosis, Plan, Provenance
+from benchsmith.core import (
+    FAILING,
+    CommandRun,
+    Diagnosis,
+    ExecResult,
+    Plan,
+    Provenance,
+    output_tail,
+)
 from benchsmith.harness.testrun import TestCounts
 
 __all__ = ["CommandRun", "Iteration", "SetupRecord", "TestCounts"]
@@ -71,3 +79,21 @@ class SetupRecord(BaseModel):
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
     tests_offline: bool = False  # the validating tests ran without network access
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out
+
+
+def test_outcome(counts: TestCounts, rate: float | None,
+             diagnosis: Diagnosis) -> tuple[frozenset[str], float | None, str] | None:
+    """What a test run showed: the failing tests and the pass rate; when no test ran, what the
+    diagnosis made of it (another missing module is progress, the same usage error is not)."""
+    if not counts.tests:
+        return frozenset(), None, diagnosis.reason
+    failing = frozenset(t.name for t in counts.tests if t.status in FAILING)
+    return failing, rate, ""
+
+
+def command_run(phase: Literal["install", "test"], result: ExecResult,
+                tests: int | None = None) -> CommandRun:
+    """A command's result as the record keeps it."""
+    return CommandRun(phase=phase, command=result.command, returncode=result.returncode,
+                      duration_s=result.duration_s, timed_out=result.timed_out, tests=tests,
+                      log_tail=output_tail(result.output, lines=30, width=10_000))
