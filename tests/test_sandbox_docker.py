@@ -5,6 +5,7 @@ All but the SDK-missing test need a Docker engine and fail without one.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
@@ -191,3 +192,31 @@ def test_a_full_disk_is_a_clear_error() -> None:
     with pytest.raises(BenchsmithError, match="no space left on device; free disk space"):
         docker_rootfs.raise_for_disk("write /var/lib/docker/x: no space left on device", "building")
     docker_rootfs.raise_for_disk("some other failure", "building")  # no error: not a disk problem
+
+
+@pytest.mark.docker
+def test_an_environment_image_made_on_an_older_base_is_not_reused(client: Any) -> None:
+    import io
+
+    from benchsmith.sandbox.docker.store import DockerStore
+    from benchsmith.sandbox.store import EnvironmentKey
+
+    ensure_base_image(client, "3.11")
+    name = "benchsmith-test/env-layout:1"
+    key = EnvironmentKey(name="fixture__old-1-abc", digest="abc", repo="fixture/old",
+                         commit="0" * 40, image=name)
+    store = DockerStore(DockerSandboxConfig())
+    try:
+        recipe = (f"FROM {base_image_name('3.11')}\nRUN python3.11 -m venv --without-pip /work/venv "
+                  "&& mkdir -p /work/repo\n")
+        client.images.build(fileobj=io.BytesIO(recipe.encode()), tag=name, rm=True)
+        stored = store.open(key)  # made on this base (its label inherited): reused
+        assert stored is not None
+        stored.sandbox.close()
+        recipe += "LABEL benchsmith.base_layout=0\n"
+        client.images.build(fileobj=io.BytesIO(recipe.encode()), tag=name, rm=True)
+        assert store.open(key) is None  # made on an older base: made again
+    finally:
+        store.close()
+        with contextlib.suppress(Exception):
+            client.images.remove(name)

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from benchsmith.core import BenchsmithError, ExecResult
 from benchsmith.sandbox.docker.base import (
+    BASE_LAYOUT,
     BaseImageResult,
     base_image_name,
     buildable_pythons,
@@ -255,7 +256,8 @@ class DockerSandbox:
         repository, tag = name.rsplit(":", 1)
         container = self.client.containers.get(self._ensure_started())
         container.commit(repository=repository, tag=tag, conf={
-            "Labels": {LABEL: "1", **labels},
+            # the base's layout: an environment made on an older base is made again
+            "Labels": {LABEL: "1", "benchsmith.base_layout": BASE_LAYOUT, **labels},
             "WorkingDir": self.workdir,
             "Env": [f"VIRTUAL_ENV={VENV}", f"PATH={VENV}/bin:{SYSTEM_PATH}", "TZ=UTC",
                     "LC_ALL=C.UTF-8", "LANG=C.UTF-8"],

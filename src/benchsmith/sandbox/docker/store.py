@@ -9,7 +9,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 
 from benchsmith.core import BenchsmithError, Sandbox
-from benchsmith.sandbox.docker.base import docker_client
+from benchsmith.sandbox.docker.base import BASE_LAYOUT, docker_client
 from benchsmith.sandbox.docker.config import DockerSandboxConfig
 from benchsmith.sandbox.docker.images import start_from_image
 from benchsmith.sandbox.docker.rootfs import image_exists
@@ -37,8 +37,10 @@ class DockerStore:
     def open(self, key: EnvironmentKey) -> Stored | None:
         """A running container of the image (started ahead by :meth:`warm` when it was)."""
         image = self.image(key)
-        if not image_exists(docker_client(), image):
-            return None
+        client = docker_client()
+        if not image_exists(client, image) or (client.images.get(image).labels or {}).get(
+                "benchsmith.base_layout") != BASE_LAYOUT:
+            return None  # none yet, or made on an older base image: made again
         return Stored(sandbox=self._take_warm(key.name) or start_from_image(image, self.config),
                       tree=None)
 
