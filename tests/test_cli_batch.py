@@ -102,6 +102,22 @@ def test_read_list_takes_published_instances(tmp_path: Path) -> None:
     assert len(items) == 4
 
 
+def test_a_published_instance_is_never_pinned_before_its_commit(make_repo) -> None:
+    """`created_at` can predate the base commit, whose requirement files then name releases
+    the instance's day did not have yet (as `prepare` pins groups)."""
+    from benchsmith.setup.batch import BatchItem, setup_day
+
+    repo = make_repo("dated", {"a.txt": "a\n"}, date="2023-05-01T12:00:00+00:00")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo.path, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    def item(day: str, published: bool) -> BatchItem:
+        return BatchItem(line_no=1, key="k", source=str(repo.path), rev=commit, date=day,
+                         not_before_commit=published)
+    assert setup_day(item("2021-10-03", True), str(repo.path)) == "2023-05-01"
+    assert setup_day(item("2023-06-01", True), str(repo.path)) == "2023-06-01"
+    assert setup_day(item("2021-10-03", False), str(repo.path)) == "2021-10-03"  # a list line's own day
+
+
 @pytest.mark.slow
 def test_setup_batch_resumes_and_summarises(make_repo, tmp_path: Path) -> None:
     good = make_repo("good", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,

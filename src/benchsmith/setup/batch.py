@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from benchsmith.core import BenchsmithError
-from benchsmith.harness.checkout import resolve_source
+from benchsmith.harness.checkout import resolve, resolve_source
 from benchsmith.harness.jsonl import JsonlWriter, load_finished
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.record import SetupRecord
@@ -30,6 +30,9 @@ class BatchItem(BaseModel):
     source: str
     rev: str | None = None
     date: str | None = None
+    # a published instance's date: never pinned before its commit's own day (the commit's
+    # requirement files may need newer releases; `prepare` pins groups the same way)
+    not_before_commit: bool = False
     problem: str | None = None  # set when the line is malformed
 
 
@@ -94,11 +97,20 @@ def _instance_items(path: Path) -> list[BatchItem]:
         if key in seen:
             continue
         seen.add(key)
-        item = BatchItem(line_no=number, key=key, source=str(repo), rev=str(commit), date=day)
+        item = BatchItem(line_no=number, key=key, source=str(repo), rev=str(commit), date=day,
+                         not_before_commit=True)
         if day and not _DATE.match(day):
             item.problem = f"{where}: invalid created_at {record.get('created_at')!r}"
         items.append(item)
     return items
+
+
+def setup_day(item: BatchItem, source: str) -> str | None:
+    """The day `item` is pinned to: its date, but a published instance's never before its
+    commit's own day."""
+    if item.not_before_commit and item.date and item.rev:
+        return max(item.date, resolve(source, rev=item.rev).pin_date[:10])
+    return item.date
 
 
 def error_record(item: BatchItem, message: str, category: str) -> SetupRecord:
@@ -121,8 +133,8 @@ def run_batch(items: Iterable[BatchItem], engine: SetupEngine, out: Path, jobs: 
         if item.problem:
             return error_record(item, item.problem, "input")
         try:
-            record = engine.setup(resolve_source(item.source, mirrors), rev=item.rev,
-                                  on_date=item.date)
+            source = resolve_source(item.source, mirrors)
+            record = engine.setup(source, rev=item.rev, on_date=setup_day(item, source))
         except KeyboardInterrupt:
             raise
         except BenchsmithError as exc:
