@@ -48,7 +48,7 @@ from benchsmith.setup.date_rules import apply_date_rules
 from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
 from benchsmith.setup.record import Iteration, SetupRecord
-from benchsmith.setup.refdb import ReferenceDB
+from benchsmith.setup.refdb import ReferenceDB, ReferencePlans
 from benchsmith.setup.repair import RuleRepairer
 
 Progress = Callable[[str], None]
@@ -82,13 +82,18 @@ class SetupEngine:
     """Runs the SetupAgent loop with pluggable planner and repairer (rules by default)."""
 
     def __init__(self, options: SetupOptions | None = None, repairer: Repairer | None = None,
-                 progress: Progress | None = None, planner: Planner | None = None) -> None:
+                 progress: Progress | None = None, planner: Planner | None = None,
+                 refdb: ReferenceDB | ReferencePlans | None = None) -> None:
+        """`refdb`: where reference plans come from and go (default: the options' database;
+        a task away from the driver gets its repository's plans as :class:`ReferencePlans`)."""
         self.options = options or SetupOptions()
         self.planner: Planner = planner or RulePlanner()
         self.apt = self.options.sandbox.apt
         self.repairer: Repairer = repairer or RuleRepairer(apt=self.apt)
         self.progress = progress or (lambda message: None)
-        self.refdb = ReferenceDB(self.options.refdb) if self.options.use_refdb else None
+        self.refdb: ReferenceDB | ReferencePlans | None = refdb
+        if refdb is None and self.options.use_refdb:
+            self.refdb = ReferenceDB(self.options.refdb)
         self.cancelled = threading.Event()
 
     def provenance(self) -> Provenance:
