@@ -43,9 +43,15 @@ class Node:
                                             start_new_session=True)
 
     def kill(self) -> None:
-        """SIGKILL the node's whole process group (raylet, its workers, the head's services)."""
+        """SIGKILL the node and everything it started, as when its machine dies: its process
+        group, and every descendant (Ray workers and the commands they run in sessions of
+        their own outlive a killed raylet)."""
+        family = [self.process.pid, *_descendants(self.process.pid)]
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         self.process.wait(timeout=30)
 
 
@@ -140,6 +146,23 @@ def _reap() -> None:
                 os.waitpid(int(entry.name), os.WNOHANG)
             except ChildProcessError:
                 continue
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _pids_mentioning(text: str) -> list[int]:

@@ -172,12 +172,9 @@ class RayExecutor:
         for ref in refs:
             ray.cancel(ref, force=False)
         if refs:
-            ray.wait(refs, num_returns=len(refs), timeout=self.config.cancel_grace_s)
-            for ref in refs:
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:  # already finished, or its worker is gone
-                    continue
+            _, stuck = ray.wait(refs, num_returns=len(refs), timeout=self.config.cancel_grace_s)
+            for ref in stuck:  # never a finished task: Ray 2.60 aborts on that
+                ray.cancel(ref, force=True)
 
     def require(self, resources: Resources) -> None:
         """One line instead of tasks that wait forever: no node offers a resource they need."""
