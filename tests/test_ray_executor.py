@@ -190,3 +190,41 @@ def test_a_node_killed_mid_run_loses_and_duplicates_nothing(cluster: RayCluster,
     assert sorted(records) == sorted(f"{r.path} {PIN_DATE}" for r in repos)
     assert all(r["status"] == "validated" for r in records.values()), records
     assert len([line for line in stdout.splitlines() if "│ node " in line]) == 1  # all on the head
+
+
+def test_refresh_adds_dated_splits_and_builds_on_the_cluster(cluster: RayCluster, make_repo,
+                                                             tmp_path: Path) -> None:
+    from .test_mining_build import BUGGY, FIXED, NEW_TESTS, OLD_TESTS
+    from .test_mining_e2e import merge_pr
+
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
+                              "tests/test_calc.py": OLD_TESTS})
+    merge_pr(repo, 2, {"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
+             "Strip spaces\n\nFixes #1", "2023-05-10T12:00:00+00:00")
+    repos = tmp_path / "repos.txt"
+    repos.write_text(f"{repo.path} fixture/calc\n")
+    dataset = tmp_path / "dataset"
+    assert "not a benchsmith dataset" in one_line_error(run_cli("refresh", str(tmp_path)))
+    first = run_cli("refresh", str(dataset), "--repos", str(repos), "--from-git",
+                    "--until", "2023-05-11")
+    assert first.returncode == 0, first.stderr
+    assert "invalid --since 'May'" in one_line_error(run_cli("refresh", str(dataset), "--since", "May"))
+    before = (dataset / "2023-05" / "instances.jsonl").read_bytes()
+    assert [json.loads(line)["instance_id"] for line in before.splitlines()] == ["fixture__calc-2"]
+
+    # The history grows; the next run takes only what was merged after the last cut-off.
+    empty_fix = FIXED.replace("return [", "if not text:\n        return []\n    return [")
+    merge_pr(repo, 4, {"src/calc/__init__.py": empty_fix,
+                       "tests/test_calc.py": NEW_TESTS + "\ndef test_empty():\n    assert parse('') == []\n"},
+             "Empty input, fixes #3", "2023-05-12T12:00:00+00:00")
+    second = run_cli("refresh", str(dataset), "--since", "last", "--until", "2023-05-13",
+                     "--executor", "ray", "--ray-address", cluster.address)
+    assert second.returncode == 0, second.stderr
+    assert (dataset / "2023-05" / "instances.jsonl").read_bytes() == before
+    added = (dataset / "2023-05-13" / "instances.jsonl").read_text().splitlines()
+    assert [json.loads(line)["instance_id"] for line in added] == ["fixture__calc-4"]
+    manifest = json.loads((dataset / "dataset.json").read_text())
+    assert [(s["name"], s["since"], s["until"], s["instances"]) for s in manifest["splits"]] == [
+        ("2023-05", None, "2023-05-11T00:00:00+00:00", 1),
+        ("2023-05-13", "2023-05-11T00:00:00+00:00", "2023-05-13T00:00:00+00:00", 1)]
+    assert not (dataset / ".pending").exists()
