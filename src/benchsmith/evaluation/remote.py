@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,8 @@ def run_remote(evaluation: Evaluation, executor: Executor, instances: dict[str, 
             mirrors=environments.mirrors, timeout=environments.timeout, instance=instance,
             prediction=prediction, test_prediction=evaluation.test_predictions.get(instance.instance_id))))
 
+    nodes: Counter[str] = Counter()
+
     def on_outcome(outcome: TaskOutcome[EvalAnswer]) -> None:
         prediction = predictions[int(outcome.key)]
         instance = instances[prediction.instance_id]
@@ -96,11 +99,13 @@ def run_remote(evaluation: Evaluation, executor: Executor, instances: dict[str, 
                 outcome.value.report_json.replace(_RUN_DIR, str(run_dir)))
         write_report(directory / REPORT, report)
         reports.append(report)
+        nodes[outcome.node] += 1
         evaluation.announce(len(reports), len(predictions), report)
 
     started = time.monotonic()
     executor.run(evaluate_task, payloads, Resources(custom=environments.config.node_resources),
                  on_outcome)
     evaluation.progress(f"{len(payloads)} prediction(s) evaluated on the cluster in "
-                        f"{time.monotonic() - started:.0f}s")
+                        f"{time.monotonic() - started:.0f}s; per node: "
+                        + ", ".join(f"{n} {c}" for n, c in sorted(nodes.items())))
     return reports

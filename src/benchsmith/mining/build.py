@@ -138,6 +138,8 @@ class InstanceBuilder:
                                     references=refdb.of_repo(repo, backend) if refdb else []))
                     for repo, prs in by_repo.items()]
 
+        nodes: Counter[str] = Counter()
+
         def on_outcome(outcome: TaskOutcome[RepoAnswer]) -> None:
             answer = outcome.value
             if answer is None:  # the worker died more often than retries allow, or timed out
@@ -151,6 +153,10 @@ class InstanceBuilder:
                 refdb.store(spec)
             for result, record in answer.results:
                 keep(result, record)
+            nodes[outcome.node] += 1
+            self.progress(f"{outcome.key}: {len(answer.results)} PR(s) decided on node "
+                          f"{outcome.node} ({sum(nodes.values())}/{len(payloads)} repositories; "
+                          + ", ".join(f"{n}: {c}" for n, c in sorted(nodes.items())) + ")")
 
         executor.run(build_repo_task, payloads,
                      Resources(custom=self.engine.options.sandbox.node_resources),
