@@ -68,8 +68,9 @@ class RayCluster:
         self.nodes: list[Node] = []
 
     def _common(self, cpus: int) -> list[str]:
+        # Every node offers Docker (the machine's one engine): `--backend docker` tasks need it.
         return [f"--num-cpus={cpus}", "--node-ip-address=127.0.0.1", "--disable-usage-stats",
-                f"--temp-dir={self.temp_dir}"]
+                f"--temp-dir={self.temp_dir}", '--resources={"docker": 1}']
 
     def start_head(self, cpus: int = 1) -> Node:
         node = Node(["--head", f"--port={self.port}", "--include-dashboard=false",
@@ -86,6 +87,10 @@ class RayCluster:
         self.nodes.append(node)
         self.wait_for(sum(1 for n in self.nodes if n.process.poll() is None))
         return node
+
+    def pids(self) -> set[int]:
+        """Every process the cluster's nodes have started (Ray workers among them)."""
+        return {pid for node in self.nodes for pid in [node.process.pid, *_descendants(node.process.pid)]}
 
     def alive_nodes(self) -> int:
         code = (f"import ray, logging; ray.init(address={self.address!r}, logging_level=logging.ERROR); "

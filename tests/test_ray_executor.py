@@ -173,6 +173,59 @@ def test_ctrl_c_on_the_driver_cleans_up_every_node(cluster: RayCluster, make_rep
         assert list(node.tmp.iterdir()) == [], f"left behind on a node: {list(node.tmp.iterdir())}"
 
 
+def _runs_pytest(container: Any) -> bool:
+    import docker.errors
+
+    try:
+        return any("pytest" in " ".join(p) for p in container.top()["Processes"] or [])
+    except docker.errors.APIError:  # removed meanwhile (an attempt ended)
+        return False
+
+
+@pytest.mark.docker
+def test_ctrl_c_removes_the_containers_the_nodes_started(cluster: RayCluster, make_repo,
+                                                         tmp_path: Path) -> None:
+    from benchsmith.sandbox.docker.base import docker_client
+
+    client = docker_client()
+    repos = [sleeper(make_repo, f"boxed{i}", Path("/tmp/benchsmith-started"), 300) for i in range(2)]
+    listing = tmp_path / "repos.txt"
+    listing.write_text("".join(f"{r.path}\n" for r in repos))
+    out = tmp_path / "results.jsonl"
+    proc = _driver(["setup-batch", str(listing), "--date", PIN_DATE, "--out", str(out),
+                    "--backend", "docker", "--executor", "ray", "--ray-address", cluster.address])
+
+    def ours() -> list[Any]:
+        """Containers started by a process of this cluster (the engine may be shared)."""
+        pids = cluster.pids()
+        return [c for c in client.containers.list(all=True, filters={"label": "benchsmith=1"})
+                if int(c.labels.get("benchsmith.owner", ":0").rsplit(":", 1)[1] or 0) in pids]
+
+    deadline = time.monotonic() + 600
+    owners: set[str] = set()
+    while True:  # until both setups are in their sleeping test, one container on each node
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the tests never started"
+        testing = [c for c in ours() if c.status == "running" and _runs_pytest(c)]
+        owners |= {c.labels["benchsmith.owner"] for c in testing}
+        if len(testing) == 2:
+            break
+        time.sleep(0.5)
+    assert len(owners) == 2  # started by two workers
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    for _ in range(50):  # removal may finish in the background
+        left = [c for c in client.containers.list(all=True, filters={"label": "benchsmith=1"})
+                if c.labels.get("benchsmith.owner") in owners]
+        if not left:
+            break
+        time.sleep(0.2)
+    assert not left, [c.name for c in left]
+    for node in cluster.nodes:
+        assert list(node.tmp.iterdir()) == []
+
+
 def test_a_node_killed_mid_run_loses_and_duplicates_nothing(cluster: RayCluster, make_repo,
                                                             tmp_path: Path) -> None:
     markers = [tmp_path / "one.pid", tmp_path / "two.pid"]
