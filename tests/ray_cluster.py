@@ -34,7 +34,9 @@ class Node:
     def __init__(self, args: list[str], tmp: Path, log: Path) -> None:
         self.tmp = tmp
         tmp.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "TMPDIR": str(tmp), "RAY_USAGE_STATS_ENABLED": "0"}
+        # Each node's own clone and environment cache, as on separate machines, fresh per run.
+        env = {**os.environ, "TMPDIR": str(tmp), "RAY_USAGE_STATS_ENABLED": "0",
+               "BENCHSMITH_CACHE": str(tmp.with_name(tmp.name + "-cache"))}
         env.pop("RAY_ADDRESS", None)
         self.log = log
         with open(log, "wb") as handle:

@@ -282,15 +282,14 @@ def test_refresh_adds_dated_splits_and_builds_on_the_cluster(cluster: RayCluster
         ("2023-05-13", "2023-05-11T00:00:00+00:00", "2023-05-13T00:00:00+00:00", 1)]
     assert not (dataset / ".pending").exists()
 
-    # Both splits' instances, evaluated with their gold patches on the cluster.
-    both = tmp_path / "both.jsonl"
-    both.write_bytes(before + (dataset / "2023-05-13" / "instances.jsonl").read_bytes())
-    graded = run_cli("evaluate", "--instances", str(both), "--predictions", "gold",
+    # The new split's instance, evaluated with its gold patch on the cluster.
+    graded = run_cli("evaluate", "--instances", str(dataset / "2023-05-13" / "instances.jsonl"),
+                     "--predictions", "gold",
                      "--source", f"fixture/calc={repo.path}", "--output-dir", str(tmp_path / "runs"),
                      "--executor", "ray", "--ray-address", cluster.address)
     assert graded.returncode == 0, graded.stderr
     summary = json.loads((tmp_path / "runs" / "fix-gold" / "summary.json").read_text())
-    assert summary[0]["resolved"] == 2, summary
+    assert summary[0]["resolved"] == 1, summary
     report = tmp_path / "runs" / "fix-gold" / "gold" / "fixture__calc-4" / "report.json"
     assert str(tmp_path / "runs" / "fix-gold") in report.read_text()  # paths on the driver
     assert "benchsmith-eval-" not in report.read_text()
