@@ -84,16 +84,12 @@ class SetupEngine:
     def __init__(self, options: SetupOptions | None = None, repairer: Repairer | None = None,
                  progress: Progress | None = None, planner: Planner | None = None,
                  refdb: ReferenceDB | ReferencePlans | None = None) -> None:
-        """`refdb`: where reference plans come from and go (default: the options' database;
-        a task away from the driver gets its repository's plans as :class:`ReferencePlans`)."""
         self.options = options or SetupOptions()
         self.planner: Planner = planner or RulePlanner()
         self.apt = self.options.sandbox.apt
         self.repairer: Repairer = repairer or RuleRepairer(apt=self.apt)
         self.progress = progress or (lambda message: None)
-        self.refdb: ReferenceDB | ReferencePlans | None = refdb
-        if refdb is None and self.options.use_refdb:
-            self.refdb = ReferenceDB(self.options.refdb)
+        self.refdb = refdb or (ReferenceDB(self.options.refdb) if self.options.use_refdb else None)
         self.cancelled = threading.Event()
 
     def provenance(self) -> Provenance:
