@@ -19,17 +19,18 @@ ALLOWED: dict[str, set[str]] = {
     "parsing": {"core"},
     "sandbox": {"core"},
     "harness": {"core", "instance", "sandbox", "parsing"},
+    "executor": {"core", "sandbox"},
     # setup reaches the model layer only given --model, inside setup/model_repair.load_llm
-    "setup": {"core", "instance", "sandbox", "parsing", "harness", "llm"},
-    "mining": {"core", "instance", "sandbox", "parsing", "harness", "setup"},
-    "evaluation": {"core", "instance", "sandbox", "parsing", "harness"},
+    "setup": {"core", "instance", "sandbox", "parsing", "harness", "executor", "llm"},
+    "mining": {"core", "instance", "sandbox", "parsing", "harness", "setup", "executor"},
+    "evaluation": {"core", "instance", "sandbox", "parsing", "harness", "executor"},
     "datasets": {"core", "instance", "sandbox", "parsing", "harness", "setup"},
     "analysis": {"core", "instance", "sandbox", "parsing", "harness"},
     "llm": {"core"},
     "generation": {"core", "instance", "sandbox", "parsing", "harness", "evaluation", "llm"},
     "setupbench": {"core", "instance", "sandbox", "harness", "setup"},
     "testing": {"core", "llm"},
-    "cli": {"core", "instance", "sandbox", "parsing", "harness", "setup", "mining", "evaluation",
+    "cli": {"core", "instance", "sandbox", "parsing", "harness", "setup", "mining", "evaluation", "executor",
             "datasets", "analysis", "testing", "llm", "generation", "setupbench"},
 }
 # Only these may know a backend by name: the backends themselves, and the CLI's docker group.

@@ -9,16 +9,25 @@ import typer
 from rich.markup import escape
 
 from benchsmith.cli.app import app, err, fail, out, say
-from benchsmith.cli.options import MirrorsOpt, SourceOpt, parse_sources, sandbox_options
+from benchsmith.cli.options import (
+    MirrorsOpt,
+    SourceOpt,
+    executor_options,
+    open_executor,
+    parse_sources,
+    sandbox_options,
+)
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
+    from benchsmith.executor import ExecutorConfig
     from benchsmith.instance import Prediction
     from benchsmith.sandbox.config import SandboxConfig
 
 
 @app.command()
 @sandbox_options
+@executor_options
 def evaluate(
     instances_file: Annotated[Path, typer.Option("--instances", help="Task instances (JSONL/JSON, SWE-bench format with install and test commands).")],
     predictions: Annotated[str, typer.Option("--predictions", help="Predictions (JSONL/JSON: instance_id, model_name_or_path, model_patch), `gold` (the instances' own patches) or `empty` (an empty patch each).")],
@@ -33,6 +42,7 @@ def evaluate(
     stall_timeout: Annotated[float, typer.Option("--stall-timeout", min=1, help="Seconds a test run may go without output before the running test counts as hung (failing) and the rest runs without it.")] = 600,
     *,
     sandbox: SandboxConfig,
+    executor: ExecutorConfig,
 ) -> None:
     """Evaluate predictions; write one report per prediction and a summary (resumable by run ID)."""
     from benchsmith.evaluation.environment import Environments
@@ -68,10 +78,12 @@ def evaluate(
     options = EvalOptions.model_validate({"mode": mode, "run_dir": run_dir, "jobs": jobs,
                                           "timeout_s": timeout, "stall_timeout_s": stall_timeout})
     evaluation = Evaluation(options, environments, tests, progress=say)
+    runner = open_executor(executor, jobs, sandbox)
     say(f"evaluating {len(chosen)} prediction(s) in {mode} mode; run directory {run_dir}")
     try:
-        reports = evaluation.run(instances, chosen)
+        reports = evaluation.run(instances, chosen, executor=runner)
     finally:
+        runner.close()
         if run_dir.is_dir():
             summaries = write_summary(run_dir)
     out.print(render(summaries, name), highlight=False, end="")

@@ -12,15 +12,20 @@ from benchsmith.cli.app import app, fail, out, read_input, say
 from benchsmith.cli.options import (
     MirrorsOpt,
     SourceOpt,
+    check_date,
     engine_options,
+    executor_options,
+    open_executor,
     parse_sources,
     sandbox_options,
 )
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
+    from benchsmith.executor import ExecutorConfig
     from benchsmith.harness.worktree import Worktree
     from benchsmith.instance import TaskInstance
+    from benchsmith.mining.build import InstanceBuilder
     from benchsmith.mining.models import PullRequest
     from benchsmith.sandbox.config import SandboxConfig
     from benchsmith.setup.engine import SetupOptions
@@ -83,6 +88,96 @@ def mine(
     out.print(table)
 
 
+def _builder(options: SetupOptions, per_repo: int | None, runs: int, quality: str,
+             out_path: Path) -> InstanceBuilder:
+    """The instance builder of `build` and `refresh`: gold patches re-graded by evaluation's own
+    fix-mode function, logs next to `out_path`."""
+    from benchsmith.evaluation.fix import gold_verdict
+    from benchsmith.mining.build import InstanceBuilder
+    from benchsmith.setup.engine import SetupEngine
+
+    if quality not in ("strict", "default", "off"):
+        fail(f"--quality must be strict, default or off, not {quality!r}")
+    logs = out_path.with_suffix(".logs")
+    test_timeout, stall_timeout = options.test_timeout_s, options.stall_timeout_s
+
+    def regrade(instance: TaskInstance, worktree: Worktree) -> str | None:
+        return gold_verdict(worktree, instance, test_timeout, logs / instance.instance_id,
+                            stall_timeout=stall_timeout)
+
+    return InstanceBuilder(SetupEngine(options), per_repo=per_repo, runs=runs, progress=say,
+                           quality=quality, regrade=regrade)  # type: ignore[arg-type]
+
+
+@app.command()
+@engine_options
+@executor_options
+def refresh(
+    dataset_dir: Annotated[Path, typer.Argument(help="The dataset folder (dataset.json, dated splits).")],
+    since: Annotated[str, typer.Option("--since", help="'last' (the last split's cut-off) or YYYY-MM-DD: mine PRs merged after it.")] = "last",
+    until: Annotated[str | None, typer.Option("--until", help="YYYY-MM-DD cut-off of the new split (default: now).")] = None,
+    repos: Annotated[Path | None, typer.Option("--repos", help="Create the dataset from this repos file (the `mine` format).")] = None,
+    github: Annotated[bool, typer.Option("--github", help="With --repos: mine with the GitHub REST API.")] = False,
+    from_git: Annotated[bool, typer.Option("--from-git", help="With --repos: mine local clones (the default).")] = False,
+    mirrors: MirrorsOpt = None,
+    max_prs: Annotated[int | None, typer.Option("--max-prs", min=1, help="Valid PRs per repository at most.")] = None,
+    per_repo: Annotated[int | None, typer.Option("--per-repo", min=1, help="Valid instances per repository at most.")] = None,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Runs before and after the fix.")] = 2,
+    quality: Annotated[str, typer.Option("--quality", help="strict, default or off (see `build`).")] = "default",
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Repositories built in parallel.")] = 1,
+    *,
+    options: SetupOptions,
+    executor: ExecutorConfig,
+) -> None:
+    """Add a dated split of new instances to a dataset: PRs merged since the last run, built."""
+    from datetime import datetime, time, timezone
+
+    from benchsmith.mining import refresh as datasets
+
+    if github and from_git:
+        fail("choose one of --github and --from-git")
+    try:
+        if repos is not None:
+            datasets.create(dataset_dir, repos, "github" if github else "git", mirrors)
+        manifest = datasets.load_manifest(dataset_dir)
+        start = datasets.parse_since(since, manifest)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    if until is None:
+        cut = datetime.now(timezone.utc).replace(microsecond=0)
+    else:
+        check_date(until)
+        cut = datetime.combine(datetime.fromisoformat(until).date(), time.min, timezone.utc)
+    if start is not None and datetime.fromisoformat(start) >= cut:
+        fail(f"--since {since} is not before the cut-off {cut.date()}")
+    if options.use_refdb and options.refdb is None:  # every run reuses the dataset's plans
+        options = options.model_copy(update={"refdb": str(dataset_dir / "reference.sqlite")})
+    runner = open_executor(executor, jobs, options.sandbox)
+
+    def build_split(prs: list[PullRequest], instances: Path) -> None:
+        builder = _builder(options, per_repo, runs, quality, instances)
+        builder.build(prs, instances, instances.with_suffix(".log.jsonl"), jobs=jobs,
+                      executor=runner)
+
+    try:
+        split = datasets.refresh(dataset_dir, start, cut, max_prs, build_split, mirrors=mirrors,
+                                 progress=say)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail(f"interrupted: the split in progress is kept in {dataset_dir}/.pending; "
+             "re-run to resume", 130)
+    finally:
+        runner.close()
+    table = Table(title=f"dataset: {dataset_dir}")
+    for column in ("split", "merged after", "up to", "PRs", "instances"):
+        table.add_column(column)
+    for row in datasets.load_manifest(dataset_dir).splits:
+        table.add_row(row.name, row.since or "-", row.until, str(row.prs), str(row.instances))
+    out.print(table)
+    out.print(f"new split {split.name}: {split.instances} instance(s)", highlight=False)
+
+
 def _read_prs(path: Path) -> list[PullRequest]:
     from benchsmith.mining.models import PullRequest
 
@@ -101,6 +196,7 @@ def _read_prs(path: Path) -> list[PullRequest]:
 
 @app.command()
 @engine_options
+@executor_options
 def build(
     prs_file: Annotated[Path, typer.Argument(help="prs.jsonl from `benchsmith mine`.")],
     out_path: Annotated[Path, typer.Option("--out", help="instances.jsonl (SWE-bench format + benchsmith fields).")] = Path("instances.jsonl"),
@@ -111,14 +207,13 @@ def build(
     candidates_report: Annotated[Path | None, typer.Option("--candidates-report", help="repos.txt.report.json for the first funnel rows.")] = None,
     *,
     options: SetupOptions,
+    executor: ExecutorConfig,
 ) -> None:
     """Set up each PR's base commit, run its tests before and after the fix, keep FAIL_TO_PASS ones."""
     import json
 
-    from benchsmith.evaluation.fix import gold_verdict
-    from benchsmith.mining.build import InstanceBuilder, read_outcomes
+    from benchsmith.mining.build import read_outcomes
     from benchsmith.mining.funnel import build_funnel
-    from benchsmith.setup.engine import SetupEngine
 
     prs = _read_prs(prs_file)
     report = None
@@ -127,22 +222,15 @@ def build(
             report = json.loads(candidates_report.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             fail(f"cannot read candidates report {candidates_report}: {exc}")
-    engine = SetupEngine(options)
     log_path = out_path.with_suffix(".log.jsonl")
-    if quality not in ("strict", "default", "off"):
-        fail(f"--quality must be strict, default or off, not {quality!r}")
-    logs = out_path.with_suffix(".logs")
-
-    def regrade(instance: TaskInstance, worktree: Worktree) -> str | None:
-        return gold_verdict(worktree, instance, options.test_timeout_s,
-                            logs / instance.instance_id, stall_timeout=options.stall_timeout_s)
-
-    builder = InstanceBuilder(engine, per_repo=per_repo, runs=runs, progress=say,
-                              quality=quality, regrade=regrade)  # type: ignore[arg-type]
+    builder = _builder(options, per_repo, runs, quality, out_path)
+    runner = open_executor(executor, jobs, options.sandbox)
     try:
-        builder.build(prs, out_path, log_path, jobs=jobs)
+        builder.build(prs, out_path, log_path, jobs=jobs, executor=runner)
     except KeyboardInterrupt:
         fail(f"interrupted: finished instances are kept in {out_path}; re-run to resume", 130)
+    finally:
+        runner.close()
     funnel = build_funnel(prs, read_outcomes(log_path), report, per_repo=per_repo)
     funnel_path = out_path.with_suffix(".funnel.json")
     funnel_path.write_text(funnel.model_dump_json(indent=2) + "\n", encoding="utf-8")

@@ -19,6 +19,7 @@ from benchsmith.cli.app import fail
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
+    from benchsmith.executor import Executor, ExecutorConfig
     from benchsmith.sandbox.config import SandboxConfig
 
 _SANDBOX: dict[str, tuple[Any, Any]] = {
@@ -38,6 +39,13 @@ _ENGINE: dict[str, tuple[Any, Any]] = {
     "test_network": (Annotated[bool, typer.Option("--test-network", help="Docker: keep the network for the tests (default: installs only).")], False),
     "model": (Annotated[str | None, typer.Option("--model", help="PROVIDER:MODEL asked for a change to the plan where no rule repairs (off by default; see `generate --help`).")], None),
     "base_url": (Annotated[str | None, typer.Option("--base-url", help="With --model: the provider's URL.")], None),
+}
+
+_EXECUTOR: dict[str, tuple[Any, Any]] = {
+    "executor_name": (Annotated[str, typer.Option("--executor", help="Where tasks run: local (threads, --jobs) or ray (a Ray cluster).")], "local"),
+    "ray_address": (Annotated[str | None, typer.Option("--ray-address", envvar="RAY_ADDRESS", help="Ray: the cluster's HOST:PORT (default: the cluster on this machine).")], None),
+    "max_retries": (Annotated[int, typer.Option("--max-retries", min=0, help="Ray: re-runs of a task whose worker or node died.")], 2),
+    "task_timeout": (Annotated[float | None, typer.Option("--task-timeout", min=1, help="Ray: wall-clock seconds per task; a task past it is cancelled and recorded as an error.")], None),
 }
 
 RevOpt = Annotated[str | None, typer.Option("--rev", help="Commit, tag or branch to set up.")]
@@ -65,13 +73,23 @@ def sandbox_config(backend: str, network: str, ca_bundle: str | None, cpus: floa
     return config
 
 
+def _evaluated(annotation: Any, namespace: dict[str, Any]) -> Any:
+    """A string annotation's type; one that exists only for type checkers stays a string (it is
+    the target of another of these decorators, which takes it out of the signature)."""
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(annotation, namespace)  # noqa: S307
+    except NameError:
+        return annotation
+
+
 def _inject(func: Callable[..., Any], added: dict[str, tuple[Any, Any]], target: str,
             build: Callable[..., Any]) -> Callable[..., Any]:
     signature = inspect.signature(func)
     # Annotations are strings (postponed evaluation); the target's type may exist only for
     # type checkers, so only the kept parameters are evaluated, in the command's module.
-    kept = [p.replace(annotation=eval(p.annotation, func.__globals__))  # noqa: S307
-            if isinstance(p.annotation, str) else p
+    kept = [p.replace(annotation=_evaluated(p.annotation, func.__globals__))
             for p in signature.parameters.values() if p.name != target]
     extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                annotation=annotation) for name, (annotation, default) in added.items()]
@@ -118,6 +136,37 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add the setup engine's options and the sandbox options; the command receives
     `options: SetupOptions`."""
     return _inject(func, {**_ENGINE, **_SANDBOX}, "options", _setup_options)
+
+
+def _executor_config(executor_name: str, ray_address: str | None, max_retries: int,
+                     task_timeout: float | None) -> ExecutorConfig:
+    from benchsmith.executor import ExecutorConfig, parse_executor
+
+    try:
+        kind = parse_executor(executor_name)
+    except BenchsmithError as exc:
+        fail(str(exc))
+    return ExecutorConfig(type=kind, address=ray_address, max_retries=max_retries,
+                          task_timeout_s=task_timeout)
+
+
+def executor_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add where a batch's tasks run (``--executor``, ``--ray-address``, retries, limits); the
+    command receives `executor: ExecutorConfig` (its `jobs` is the command's to set)."""
+    return _inject(func, _EXECUTOR, "executor", _executor_config)
+
+
+def open_executor(config: ExecutorConfig, jobs: int, sandbox: SandboxConfig) -> Executor:
+    """The executor for `config` with `jobs` local threads, able to run `sandbox`'s tasks; one
+    error line when Ray is missing, its cluster cannot be joined or offers no such node."""
+    from benchsmith.executor import Resources, make_executor
+
+    try:
+        executor = make_executor(config.model_copy(update={"jobs": jobs}))
+        executor.require(Resources(custom=sandbox.node_resources))
+    except BenchsmithError as exc:
+        fail(str(exc))
+    return executor
 
 
 def check_date(value: str | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,10 +11,19 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchsmith.cli.app import app, err, fail, out, say
-from benchsmith.cli.options import DateOpt, MirrorsOpt, RevOpt, check_date, engine_options
+from benchsmith.cli.options import (
+    DateOpt,
+    MirrorsOpt,
+    RevOpt,
+    check_date,
+    engine_options,
+    executor_options,
+    open_executor,
+)
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
+    from benchsmith.executor import ExecutorConfig
     from benchsmith.setup.batch import BatchItem, BatchSummary
     from benchsmith.setup.engine import SetupOptions
     from benchsmith.setup.record import SetupRecord
@@ -60,6 +70,7 @@ def setup(
 
 @app.command("setup-batch")
 @engine_options
+@executor_options
 def setup_batch(
     list_file: Annotated[Path, typer.Argument(help="One 'SOURCE [REV_OR_DATE]' per line; # comments.")],
     out_path: Annotated[Path, typer.Option("--out", help="JSONL results; re-runs skip lines already in it.")],
@@ -68,6 +79,7 @@ def setup_batch(
     mirrors: MirrorsOpt = None,
     *,
     options: SetupOptions,
+    executor: ExecutorConfig,
 ) -> None:
     """Set up every repository of a list file, appending one JSON line per repository."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -82,12 +94,15 @@ def setup_batch(
     except BenchsmithError as exc:
         fail(str(exc))
     engine = SetupEngine(options)
+    runner = open_executor(executor, jobs, options.sandbox)
+    nodes: Counter[str] = Counter()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=False) as progress:
         task = progress.add_task("setup-batch", total=len(items))
         progress.update(task, completed=len(load_finished(out_path) & {i.key for i in items}))
 
-        def on_record(item: BatchItem, record: SetupRecord) -> None:
+        def on_record(item: BatchItem, record: SetupRecord, node: str) -> None:
+            nodes[node] += 1
             colour = "green" if record.status == "validated" else "red"
             detail = "" if record.status == "validated" else f" ({record.failure_category}: {record.failure_reason})"
             progress.console.print(f"[{colour}]{record.status:9}[/] {escape(item.key)} "
@@ -95,13 +110,16 @@ def setup_batch(
             progress.advance(task)
 
         try:
-            run_batch(items, engine, out_path, jobs, mirrors=mirrors, on_record=on_record)
+            run_batch(items, engine, out_path, jobs, mirrors=mirrors, on_record=on_record,
+                      executor=runner)
         except KeyboardInterrupt:
             fail(f"interrupted: finished records are kept in {out_path}; "
                  "re-run the same command to resume", 130)
+        finally:
+            runner.close()
     keys = {i.key for i in items}
     records = [r for r in read_records(out_path) if r.input in keys]
-    _print_summary(summarize(records), str(out_path))
+    _print_summary(summarize(records), str(out_path), nodes if runner.remote else None)
 
 
 @app.command()
@@ -118,7 +136,7 @@ def nearby(
         out.print(line, highlight=False, soft_wrap=True)
 
 
-def _print_summary(summary: BatchSummary, title: str) -> None:
+def _print_summary(summary: BatchSummary, title: str, nodes: Counter[str] | None = None) -> None:
     table = Table(title=f"setup summary: {title}")
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -131,4 +149,6 @@ def _print_summary(summary: BatchSummary, title: str) -> None:
     table.add_row("validated in one round", str(summary.one_round))
     for category, count in sorted(summary.failures.items()):
         table.add_row(f"not validated: {category}", str(count))
+    for node, count in sorted((nodes or {}).items()):
+        table.add_row(f"node {node}", str(count))
     out.print(table)

@@ -22,6 +22,7 @@ from benchsmith import __version__
 from benchsmith.core import BenchsmithError, Provenance
 from benchsmith.evaluation.environment import Environments
 from benchsmith.evaluation.models import InstanceReport, Mode
+from benchsmith.executor import Executor
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance
 from benchsmith.sandbox.config import close_all_sandboxes
@@ -45,20 +46,30 @@ class Evaluation:
 
     def __init__(self, options: EvalOptions, environments: Environments,
                  test_predictions: dict[str, Prediction] | None = None,
-                 progress: Callable[[str], None] | None = None) -> None:
+                 progress: Callable[[str], None] | None = None,
+                 cancelled: threading.Event | None = None) -> None:
         self.options = options
         self.environments = environments
         self.test_predictions = test_predictions or {}
         self.progress = progress or (lambda message: None)
-        self._cancelled = threading.Event()
+        self._cancelled = cancelled or threading.Event()
         config = environments.config
         self.provenance = Provenance(benchsmith_version=__version__, backend=config.type,
                                      sandbox=config.model_dump(mode="json"),
                                      options=options.model_dump(mode="json", exclude={"run_dir"}))
 
-    def run(self, instances: dict[str, TaskInstance], predictions: list[Prediction]) -> list[InstanceReport]:
-        """Evaluate every prediction (in parallel with `jobs`); return their reports."""
+    def run(self, instances: dict[str, TaskInstance], predictions: list[Prediction],
+            executor: Executor | None = None) -> list[InstanceReport]:
+        """Evaluate every prediction (in parallel with `jobs`, or as the tasks of a remote
+        `executor`); return their reports."""
         self.options.run_dir.mkdir(parents=True, exist_ok=True)
+        if executor is not None and executor.remote:
+            from benchsmith.evaluation.remote import run_remote
+
+            try:
+                return run_remote(self, executor, instances, predictions)
+            finally:
+                self.environments.close()
         reports: list[InstanceReport] = []
         total = len(predictions)
         with ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool:
@@ -71,9 +82,7 @@ class Evaluation:
                 for done, future in enumerate(as_completed(futures), start=1):
                     report = future.result()
                     reports.append(report)
-                    self.progress(f"[{done}/{total}] {report.instance_id}: {verdict(report)} "
-                                  f"({report.duration_s:.0f}s"
-                                  f"{', environment reused' if report.environment_reused else ''})")
+                    self.announce(done, total, report)
             except KeyboardInterrupt:
                 # Reports already written stay; running evaluations are killed and write nothing.
                 self._cancelled.set()
@@ -83,6 +92,21 @@ class Evaluation:
             finally:
                 self.environments.close()
         return reports
+
+    def announce(self, done: int, total: int, report: InstanceReport) -> None:
+        """One progress line for a finished prediction."""
+        self.progress(f"[{done}/{total}] {report.instance_id}: {verdict(report)} "
+                      f"({report.duration_s:.0f}s"
+                      f"{', environment reused' if report.environment_reused else ''})")
+
+    def finished(self, instance: TaskInstance, prediction: Prediction) -> InstanceReport | None:
+        """The report of an earlier run of this very prediction, when it can be reused."""
+        directory = self.options.run_dir / prediction.model / instance.instance_id
+        previous = read_report(directory / REPORT)
+        if (previous and previous.prediction_digest == self.digest(instance, prediction)
+                and not previous.infrastructure_failure):
+            return previous
+        return None
 
     def digest(self, instance: TaskInstance, prediction: Prediction) -> str:
         """Fingerprint of everything that decides this prediction's result."""
@@ -97,8 +121,7 @@ class Evaluation:
         (`upcoming`: an instance evaluated soon, whose environment may be warmed meanwhile)."""
         directory = self.options.run_dir / prediction.model / instance.instance_id
         digest = self.digest(instance, prediction)
-        previous = read_report(directory / REPORT)
-        if previous and previous.prediction_digest == digest and not previous.infrastructure_failure:
+        if (previous := self.finished(instance, prediction)) is not None:
             return previous
         report = InstanceReport(instance_id=instance.instance_id, model=prediction.model,
                                 mode=self.options.mode, prediction_digest=digest,

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from benchsmith.core import BenchsmithError, Plan, Provenance
+from benchsmith.executor import Executor, Resources, TaskOutcome
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import Checkout, git, resolve
 from benchsmith.harness.jsonl import JsonlWriter, records_by_key
@@ -17,7 +21,7 @@ from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import TaskInstance
 from benchsmith.mining.models import Outcome, PullRequest
 from benchsmith.mining.quality import Policy, dropped, quality_flags
-from benchsmith.setup.engine import SetupEngine
+from benchsmith.setup.engine import SetupEngine, SetupOptions
 from benchsmith.setup.environments import (
     Environment,
     instance_image,
@@ -27,6 +31,7 @@ from benchsmith.setup.environments import (
     set_up,
 )
 from benchsmith.setup.record import SetupRecord
+from benchsmith.setup.refdb import ReferenceDB, ReferencePlans, ReferenceSpec
 
 
 def instance_id(repo: str, number: int) -> str:
@@ -61,11 +66,13 @@ class InstanceBuilder:
         self.regrade = regrade
         self.progress = progress or (lambda message: None)
 
-    def build(self, prs: Iterable[PullRequest], out: Path, log: Path, jobs: int = 1) -> list[Outcome]:
+    def build(self, prs: Iterable[PullRequest], out: Path, log: Path, jobs: int = 1,
+              executor: Executor | None = None) -> list[Outcome]:
         """Build every PR not already in `log`; append instances to `out`, outcomes to `log`.
 
-        Repositories are built in parallel (`jobs`), the PRs of one repository in order.
-        """
+        Repositories are built in parallel (`jobs` threads, or the tasks of a remote
+        `executor`), the PRs of one repository in order. Remote tasks hand their instances and
+        outcomes back when their repository is finished; only the driver writes."""
         done = _done(log)
         # An instance written just before a kill, without its log line, counts as done too.
         for iid in _done(out):
@@ -78,35 +85,82 @@ class InstanceBuilder:
             by_repo.setdefault(pr.repo, []).append(pr)
         written: list[Outcome] = []
 
+        def keep(outcome: Outcome, instance: dict[str, Any] | None) -> None:
+            if instance is not None:
+                instances.write(instance)
+            outcomes.write(outcome)
+            written.append(outcome)
+
+        if executor is not None and executor.remote:
+            self._build_remote(executor, by_repo, set(done), valid_so_far, keep)
+            return written
+
         def one_repo(repo: str) -> None:
-            repo_prs = sorted(by_repo[repo], key=lambda p: p.created_at, reverse=True)
-            environment: Environment | None = None
-            try:
-                for pr in repo_prs:
-                    if self.engine.cancelled.is_set():
-                        raise KeyboardInterrupt
-                    if instance_id(repo, pr.number) in done:
-                        continue
-                    if self.per_repo is not None and valid_so_far[repo] >= self.per_repo:
-                        break
-                    try:
-                        outcome, instance, environment = self._one(pr, environment)
-                    except BenchsmithError as exc:  # e.g. the base commit is missing
-                        outcome, instance = Outcome(instance_id=instance_id(repo, pr.number),
-                                                    repo=repo, stage="error", reason=str(exc)), None
-                    if self.engine.cancelled.is_set():
-                        raise KeyboardInterrupt  # its sandbox was torn down mid-run: not a result
-                    if instance is not None:
-                        instances.write(instance.to_record())
-                        valid_so_far[repo] += 1
-                    outcomes.write(outcome)
-                    written.append(outcome)
-            finally:
-                if environment is not None:
-                    environment.close()
+            self.build_repo(by_repo[repo], set(done), valid_so_far[repo], keep)
 
         run_groups(self.engine, one_repo, by_repo, jobs)
         return written
+
+    def build_repo(self, prs: list[PullRequest], done: set[str], valid: int,
+                   keep: Callable[[Outcome, dict[str, Any] | None], None]) -> None:
+        """The PRs of one repository, newest first, until `per_repo` are valid (`valid` of them
+        were before); `keep` gets every outcome and instance as it is decided."""
+        environment: Environment | None = None
+        try:
+            for pr in sorted(prs, key=lambda p: p.created_at, reverse=True):
+                if self.engine.cancelled.is_set():
+                    raise KeyboardInterrupt
+                if instance_id(pr.repo, pr.number) in done:
+                    continue
+                if self.per_repo is not None and valid >= self.per_repo:
+                    break
+                try:
+                    outcome, instance, environment = self._one(pr, environment)
+                except BenchsmithError as exc:  # e.g. the base commit is missing
+                    outcome, instance = Outcome(instance_id=instance_id(pr.repo, pr.number),
+                                                repo=pr.repo, stage="error", reason=str(exc)), None
+                if self.engine.cancelled.is_set():
+                    raise KeyboardInterrupt  # its sandbox was torn down mid-run: not a result
+                valid += instance is not None
+                keep(outcome, instance.to_record() if instance else None)
+        finally:
+            if environment is not None:
+                environment.close()
+
+    def _build_remote(self, executor: Executor, by_repo: dict[str, list[PullRequest]],
+                      done: set[str], valid_so_far: Counter[str],
+                      keep: Callable[[Outcome, dict[str, Any] | None], None]) -> None:
+        refdb = self.engine.refdb if isinstance(self.engine.refdb, ReferenceDB) else None
+        backend = self.engine.options.sandbox.type
+        payloads = [(repo, RepoTask(prs=prs, done=done, valid=valid_so_far[repo],
+                                    options=self.engine.options, per_repo=self.per_repo,
+                                    runs=self.runs, quality=self.quality, regrade=self.regrade,
+                                    references=refdb.of_repo(repo, backend) if refdb else []))
+                    for repo, prs in by_repo.items()]
+
+        nodes: Counter[str] = Counter()
+
+        def on_outcome(outcome: TaskOutcome[RepoAnswer]) -> None:
+            answer = outcome.value
+            if answer is None:  # the worker died more often than retries allow, or timed out
+                for pr in by_repo[outcome.key]:
+                    if instance_id(pr.repo, pr.number) not in done:
+                        keep(Outcome(instance_id=instance_id(pr.repo, pr.number), repo=pr.repo,
+                                     stage="error", reason=outcome.error or "no result"), None)
+                return
+            for spec in answer.saved:
+                assert refdb is not None
+                refdb.store(spec)
+            for result, record in answer.results:
+                keep(result, record)
+            nodes[outcome.node] += 1
+            self.progress(f"{outcome.key}: {len(answer.results)} PR(s) decided on node "
+                          f"{outcome.node} ({sum(nodes.values())}/{len(payloads)} repositories; "
+                          + ", ".join(f"{n}: {c}" for n, c in sorted(nodes.items())) + ")")
+
+        executor.run(build_repo_task, payloads,
+                     Resources(custom=self.engine.options.sandbox.node_resources),
+                     on_outcome, self.engine.cancel)
 
     def _one(self, pr: PullRequest, environment: Environment | None
              ) -> tuple[Outcome, TaskInstance | None, Environment | None]:
@@ -227,3 +281,40 @@ def _done(log: Path) -> dict[str, dict[str, object]]:
 def read_outcomes(log: Path) -> list[Outcome]:
     """The build log's outcomes, one per PR (the last line of a PR wins)."""
     return [Outcome.model_validate(record) for record in records_by_key(log, "instance_id").values()]
+
+
+@dataclass
+class RepoTask:
+    """One repository's PRs as a remote worker receives them, with what the builder needs."""
+
+    prs: list[PullRequest]
+    done: set[str]
+    valid: int
+    options: SetupOptions
+    per_repo: int | None
+    runs: int
+    quality: Policy
+    regrade: Regrade | None
+    references: list[ReferenceSpec] = field(default_factory=list)
+
+
+@dataclass
+class RepoAnswer:
+    """A repository's outcomes (with the instance records of the valid ones) and the plans
+    its setups validated, for the driver to write."""
+
+    results: list[tuple[Outcome, dict[str, Any] | None]]
+    saved: list[ReferenceSpec]
+
+
+def build_repo_task(task: RepoTask, cancelled: threading.Event) -> RepoAnswer:
+    """Worker side of a remote build: an engine of its own over the plans it was handed."""
+    plans = ReferencePlans(task.references) if task.options.use_refdb else None
+    engine = SetupEngine(task.options, refdb=plans)
+    engine.cancelled = cancelled
+    builder = InstanceBuilder(engine, task.per_repo, task.runs, quality=task.quality,
+                              regrade=task.regrade)
+    results: list[tuple[Outcome, dict[str, Any] | None]] = []
+    builder.build_repo(task.prs, task.done, task.valid,
+                       lambda outcome, record: results.append((outcome, record)))
+    return RepoAnswer(results=results, saved=plans.saved if plans else [])

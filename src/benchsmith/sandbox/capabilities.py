@@ -30,6 +30,12 @@ class SandboxCapabilities(BaseModel):
         """Whether a sandbox can be saved as a reusable environment image (`Sandbox.snapshot`)."""
         return False
 
+    @property
+    def node_resources(self) -> dict[str, float]:
+        """Custom resources a cluster node must offer to run this backend's sandboxes (a Ray
+        node started with ``--resources '{"docker": N}'`` runs N Docker tasks at a time)."""
+        return {}
+
     def for_image(self, image: str, progress: Callable[[str], None] | None = None
                   ) -> tuple[SandboxCapabilities, str, str] | None:
         """This configuration with sandboxes started from the OS image `image` (pulled or stood

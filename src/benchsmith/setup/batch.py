@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import re
 import statistics
+import threading
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import date
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from benchsmith.core import BenchsmithError
-from benchsmith.harness.checkout import resolve, resolve_source
+from benchsmith.executor import Executor, ExecutorConfig, Resources, TaskOutcome
+from benchsmith.executor.local import LocalExecutor
+from benchsmith.harness.checkout import repo_name_from, resolve, resolve_source
 from benchsmith.harness.jsonl import JsonlWriter, load_finished
-from benchsmith.setup.engine import SetupEngine
+from benchsmith.setup.engine import SetupEngine, SetupOptions
 from benchsmith.setup.record import SetupRecord
+from benchsmith.setup.refdb import ReferenceDB, ReferencePlans, ReferenceSpec
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -120,47 +123,110 @@ def error_record(item: BatchItem, message: str, category: str) -> SetupRecord:
                        input=item.key)
 
 
-def run_batch(items: Iterable[BatchItem], engine: SetupEngine, out: Path, jobs: int,
-              mirrors: str | None = None,
-              on_record: Callable[[BatchItem, SetupRecord], None] | None = None) -> list[SetupRecord]:
-    """Set up every item not already in `out`; return the records written in this run."""
+class SetupTask(BaseModel):
+    """One repository of a batch as a remote worker receives it: the line, how to reach the
+    repository, the engine's options, and the repository's validated plans from the driver's
+    reference database."""
+
+    item: BatchItem
+    mirrors: str | None = None
+    options: SetupOptions
+    references: list[ReferenceSpec] = Field(default_factory=list)
+
+
+class SetupAnswer(BaseModel):
+    """What a setup task returns: its record and the plans it validated (for the driver to
+    store in the reference database)."""
+
+    record: SetupRecord
+    saved: list[ReferenceSpec] = Field(default_factory=list)
+
+
+def set_up_item(engine: SetupEngine, item: BatchItem, mirrors: str | None) -> SetupRecord:
+    """The record of one list line; bad input and crashes become error records."""
+    if item.problem:
+        return error_record(item, item.problem, "input")
+    try:
+        source = resolve_source(item.source, mirrors)
+        record = engine.setup(source, rev=item.rev, on_date=setup_day(item, source))
+    except KeyboardInterrupt:
+        raise
+    except BenchsmithError as exc:
+        return error_record(item, str(exc), "input")
+    except Exception as exc:  # a bug must not end the batch; its record says what happened
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        return error_record(item, f"internal error: {exc!r} at {last.filename}:{last.lineno}",
+                            "crash")
+    record.input = item.key
+    return record
+
+
+def setup_task(task: SetupTask, cancelled: threading.Event) -> SetupAnswer:
+    """Worker side of a remote batch: an engine of its own that reads and writes the reference
+    plans it was handed, never a database."""
+    plans = ReferencePlans(task.references) if task.options.use_refdb else None
+    engine = SetupEngine(task.options, refdb=plans)
+    engine.cancelled = cancelled
+    record = set_up_item(engine, task.item, task.mirrors)
+    return SetupAnswer(record=record, saved=plans.saved if plans else [])
+
+
+OnRecord = Callable[[BatchItem, SetupRecord, str], None]  # (line, record, node that ran it)
+
+
+def run_batch(items: Iterable[BatchItem], engine: SetupEngine, out: Path, jobs: int = 1,
+              mirrors: str | None = None, on_record: OnRecord | None = None,
+              executor: Executor | None = None) -> list[SetupRecord]:
+    """Set up every item not already in `out` (on `executor`, default `jobs` local threads);
+    the driver alone appends records and stores validated plans. Return this run's records."""
     writer = JsonlWriter(out)
     finished = load_finished(out)
-    todo = [item for item in items if item.key not in finished]
+    todo = {str(n): item for n, item in enumerate(items) if item.key not in finished}
+    executor = executor or LocalExecutor(ExecutorConfig(jobs=jobs))
+    refdb = engine.refdb if isinstance(engine.refdb, ReferenceDB) else None
     written: list[SetupRecord] = []
 
-    def work(item: BatchItem) -> SetupRecord:
-        if item.problem:
-            return error_record(item, item.problem, "input")
-        try:
-            source = resolve_source(item.source, mirrors)
-            record = engine.setup(source, rev=item.rev, on_date=setup_day(item, source))
-        except KeyboardInterrupt:
-            raise
-        except BenchsmithError as exc:
-            return error_record(item, str(exc), "input")
-        except Exception as exc:  # a bug must not end the batch; its record says what happened
-            last = traceback.extract_tb(exc.__traceback__)[-1]
-            return error_record(item, f"internal error: {exc!r} at {last.filename}:{last.lineno}",
-                                "crash")
-        record.input = item.key
-        return record
+    def keep(item: BatchItem, answer: SetupAnswer, node: str) -> None:
+        for spec in answer.saved:
+            assert refdb is not None
+            refdb.store(spec)
+        writer.write(answer.record)
+        written.append(answer.record)
+        if on_record:
+            on_record(item, answer.record, node)
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(work, item): item for item in todo}
-        try:
-            for future in as_completed(futures):
-                record = future.result()
-                writer.write(record)
-                written.append(record)
-                if on_record:
-                    on_record(futures[future], record)
-        except KeyboardInterrupt:
-            # Nothing half-done is written: stop new work, kill running commands, then leave.
-            engine.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+    def on_outcome(outcome: TaskOutcome[SetupAnswer]) -> None:
+        item = todo[outcome.key]
+        if outcome.value is None:  # the task, not the repository, failed: a worker died, ...
+            outcome.value = SetupAnswer(record=error_record(item, outcome.error or "no result",
+                                                            "infrastructure"))
+        keep(item, outcome.value, outcome.node)
+
+    for key, item in list(todo.items()):
+        if item.problem:  # bad lines are answered here, without a worker
+            keep(todo.pop(key), SetupAnswer(record=set_up_item(engine, item, mirrors)), "driver")
+    if executor.remote:
+        backend = engine.options.sandbox.type
+        payloads: list[tuple[str, object]] = [
+            (key, SetupTask(item=item, mirrors=mirrors, options=engine.options,
+                            references=refdb.of_repo(_repo_of(item, mirrors), backend) if refdb else []))
+            for key, item in todo.items()]
+        executor.run(setup_task, payloads, _resources(engine), on_outcome, engine.cancel)
+    else:
+        def local_task(item: BatchItem, cancelled: threading.Event) -> SetupAnswer:
+            return SetupAnswer(record=set_up_item(engine, item, mirrors))
+
+        executor.run(local_task, list(todo.items()), _resources(engine), on_outcome, engine.cancel)
     return written
+
+
+def _repo_of(item: BatchItem, mirrors: str | None) -> str:
+    """The repository name the engine will file the item's plans under."""
+    return repo_name_from(resolve_source(item.source, mirrors))
+
+
+def _resources(engine: SetupEngine) -> Resources:
+    return Resources(cpus=1, custom=engine.options.sandbox.node_resources)
 
 
 class BatchSummary(BaseModel):

@@ -42,7 +42,7 @@ from benchsmith.setup.options import SetupOptions
 from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
 from benchsmith.setup.record import Iteration, SetupRecord, command_run, test_outcome
-from benchsmith.setup.refdb import ReferenceDB
+from benchsmith.setup.refdb import ReferenceDB, ReferencePlans
 from benchsmith.setup.repair import RuleRepairer
 
 Progress = Callable[[str], None]
@@ -52,7 +52,8 @@ class SetupEngine:
     """Runs the SetupAgent loop with pluggable planner and repairer (rules by default)."""
 
     def __init__(self, options: SetupOptions | None = None, repairer: Repairer | None = None,
-                 progress: Progress | None = None, planner: Planner | None = None) -> None:
+                 progress: Progress | None = None, planner: Planner | None = None,
+                 refdb: ReferenceDB | ReferencePlans | None = None) -> None:
         self.options = options or SetupOptions()
         self.planner: Planner = planner or RulePlanner()
         self.apt = self.options.sandbox.apt
@@ -63,7 +64,7 @@ class SetupEngine:
                                      load_llm(self.options.model, self.options.base_url))
         self.repairer: Repairer = repairer or RuleRepairer(apt=self.apt)
         self.progress = progress or (lambda message: None)
-        self.refdb = ReferenceDB(self.options.refdb) if self.options.use_refdb else None
+        self.refdb = refdb or (ReferenceDB(self.options.refdb) if self.options.use_refdb else None)
         self.cancelled = threading.Event()
 
     def provenance(self) -> Provenance:

@@ -8,6 +8,7 @@ import sqlite3
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -86,12 +87,21 @@ class ReferenceDB:
         )
         with self._lock, self._connect() as db:
             rows = db.execute(query, (repo, backend, date[:10], limit)).fetchall()
-        return [
-            ReferenceSpec(repo=r[0], commit=r[1], date=r[2], python=r[3], install=json.loads(r[4]),
-                          test=json.loads(r[5]), plan=Plan.model_validate_json(r[6]),
-                          pass_rate=r[7], backend=r[8])
-            for r in rows
-        ]
+        return [_spec(r) for r in rows]
+
+    def of_repo(self, repo: str, backend: str = "local") -> list[ReferenceSpec]:
+        """Every validated spec of `repo`, newest first: what a task away from the database needs
+        to answer :meth:`nearest` itself (see :class:`ReferencePlans`)."""
+        query = ("SELECT repo, commit_sha, date, python, install, test, plan, pass_rate, backend "
+                 "FROM specs WHERE repo = ? AND backend = ? ORDER BY created_at DESC")
+        with self._lock, self._connect() as db:
+            rows = db.execute(query, (repo, backend)).fetchall()
+        return [_spec(r) for r in rows]
+
+    def store(self, spec: ReferenceSpec) -> None:
+        """Save a spec a task returned."""
+        self.save(spec.repo, spec.commit, spec.date, spec.plan, spec.install, spec.test,
+                  spec.pass_rate, spec.backend)
 
     def count(self, repo: str | None = None) -> int:
         """Number of stored specs (for one repository, or all)."""
@@ -99,3 +109,36 @@ class ReferenceDB:
             if repo:
                 return int(db.execute("SELECT count(*) FROM specs WHERE repo = ?", (repo,)).fetchone()[0])
             return int(db.execute("SELECT count(*) FROM specs").fetchone()[0])
+
+
+def _spec(row: tuple[Any, ...]) -> ReferenceSpec:
+    return ReferenceSpec(repo=row[0], commit=row[1], date=row[2], python=row[3],
+                         install=json.loads(row[4]), test=json.loads(row[5]),
+                         plan=Plan.model_validate_json(row[6]), pass_rate=row[7], backend=row[8])
+
+
+class ReferencePlans:
+    """The reference database as a task away from it sees it: the specs of one repository,
+    handed over by the driver, answer :meth:`nearest` as the database would; the specs the
+    task validates are kept in :attr:`saved` for the driver to store."""
+
+    def __init__(self, specs: list[ReferenceSpec]) -> None:
+        self.specs = specs  # newest first, as ReferenceDB.of_repo gives them
+        self.saved: list[ReferenceSpec] = []
+
+    def nearest(self, repo: str, date: str, backend: str = "local", limit: int = 3) -> list[ReferenceSpec]:
+        """Validated specs of `repo`, nearest to `date` first (ties: the newest)."""
+        day = _day(date)
+        known = [s for s in [*reversed(self.saved), *self.specs] if s.repo == repo and s.backend == backend]
+        return sorted(known, key=lambda s: abs((_day(s.date) - day).days))[:limit]
+
+    def save(self, repo: str, commit: str, date: str, plan: Plan, install: list[str],
+             test: list[str], pass_rate: float | None, backend: str = "local") -> None:
+        """Keep a validated plan for the driver."""
+        self.saved.append(ReferenceSpec(repo=repo, commit=commit, date=date[:10], python=plan.python,
+                                        install=install, test=test, plan=plan,
+                                        pass_rate=pass_rate, backend=backend))
+
+
+def _day(text: str) -> datetime:
+    return datetime.fromisoformat(text[:10])

@@ -73,6 +73,11 @@ class DockerSandboxConfig(SandboxCapabilities):
         """A container can be committed as an image."""
         return True
 
+    @property
+    def node_resources(self) -> dict[str, float]:
+        """Only nodes that declare a Docker engine run Docker sandboxes."""
+        return {"docker": 1.0}
+
     def for_image(self, image: str, progress: Callable[[str], None] | None = None
                   ) -> tuple[DockerSandboxConfig, str, str]:
         """This configuration starting containers from `image` as it is (pulled, or a bare

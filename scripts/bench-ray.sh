@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Executor benchmark: the same setup-batch list with local threads (--jobs 2) and on a two-node
+# Ray cluster started here on 127.0.0.1 (1 CPU per node), then the driver's dispatch overhead
+# with no-op tasks. Compares the validated sets and throughput.
+#
+#   scripts/bench-ray.sh LIST MIRRORS OUTDIR [setup-batch options...]
+#
+# Writes OUTDIR/{local,ray}.jsonl (+ .log), OUTDIR/noop.json and OUTDIR/figures.json.
+# Both runs use this machine's uv cache (warm); COLD=1 gives each run (and each Ray node)
+# a fresh cache of its own instead. The cluster is stopped on exit, also on failure.
+set -euo pipefail
+if [[ $# -lt 3 ]]; then
+  echo "usage: $0 LIST MIRRORS OUTDIR [setup-batch options...]" >&2
+  exit 2
+fi
+list=$1 mirrors=$2 out=$3
+shift 3
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+step() { echo "== $* $(date -Is)"; }
+cache() { if [[ "${COLD:-0}" == 1 ]]; then echo "$out/uv-cache-$1"; else echo "${UV_CACHE_DIR:-$HOME/.cache/uv}"; fi; }
+now() { date +%s.%N; }
+
+step "local --jobs 2"
+start=$(now)
+UV_CACHE_DIR=$(cache local) benchsmith setup-batch "$list" --mirrors "$mirrors" \
+  --out "$out/local.jsonl" --refdb "$out/local-ref.sqlite" --jobs 2 "$@" \
+  >"$out/local.log" 2>&1 || echo "local run exited $?"
+echo "$(now) - $start" | bc >"$out/local.wall"
+
+step "start a two-node Ray cluster"
+ray_tmp=$(mktemp -d /tmp/bsrb.XXXXXX)  # Ray's socket paths must stay short
+port=$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+address=127.0.0.1:$port
+common=(--num-cpus=1 --node-ip-address=127.0.0.1 --disable-usage-stats --temp-dir="$ray_tmp")
+pids=()
+stop_cluster() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  sleep 5
+  for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || true; done
+  rm -rf "$ray_tmp"
+}
+trap stop_cluster EXIT
+UV_CACHE_DIR=$(cache node0) setsid ray start --block --head --port="$port" --include-dashboard=false \
+  "${common[@]}" >"$out/ray-head.log" 2>&1 &
+pids+=($!)
+alive() { python -c "import logging, ray; ray.init(address='$address', logging_level=logging.ERROR); print(sum(n['Alive'] for n in ray.nodes()))" 2>/dev/null | tail -1; }
+until [[ "$(alive)" == 1 ]]; do sleep 1; done
+UV_CACHE_DIR=$(cache node1) setsid ray start --block --address="$address" "${common[@]}" \
+  >"$out/ray-node.log" 2>&1 &
+pids+=($!)
+until [[ "$(alive)" == 2 ]]; do sleep 1; done
+
+step "ray (2 nodes x 1 CPU)"
+start=$(now)
+benchsmith setup-batch "$list" --mirrors "$mirrors" --out "$out/ray.jsonl" \
+  --refdb "$out/ray-ref.sqlite" --executor ray --ray-address "$address" "$@" \
+  >"$out/ray.log" 2>&1 || echo "ray run exited $?"
+echo "$(now) - $start" | bc >"$out/ray.wall"
+
+step "driver overhead: no-op tasks"
+python - "$address" "$out/noop.json" <<'PY'
+import json, statistics, sys, threading, time
+from benchsmith.executor import ExecutorConfig, Resources, make_executor
+
+def noop(payload: int, cancelled: threading.Event) -> int:
+    return payload
+
+executor = make_executor(ExecutorConfig(type="ray", address=sys.argv[1]))
+executor.run(noop, [("warm", 0)], Resources(), lambda outcome: None)  # start the workers
+outcomes = []
+started = time.time()
+executor.run(noop, [(str(i), i) for i in range(200)], Resources(), outcomes.append)
+wall = time.time() - started
+executor.close()
+lag = [o.received_at - o.finished_at for o in outcomes]
+figures = {"tasks": len(outcomes), "wall_s": round(wall, 3),
+           "per_task_s": round(wall / len(outcomes), 4),
+           "result_to_driver_median_s": round(statistics.median(lag), 4),
+           "result_to_driver_max_s": round(max(lag), 4)}
+json.dump(figures, open(sys.argv[2], "w"), indent=2)
+print(json.dumps(figures))
+PY
+
+step figures
+python - "$out" <<'PY' | tee "$out/figures.json"
+import json, statistics, sys
+from pathlib import Path
+out = Path(sys.argv[1])
+def records(name):
+    path = out / f"{name}.jsonl"
+    return [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
+figures = {}
+for name in ("local", "ray"):
+    rs = records(name)
+    wall = float((out / f"{name}.wall").read_text())
+    durations = [r["duration_s"] for r in rs if r.get("duration_s")]
+    figures[name] = {
+        "repositories": len(rs), "validated": sorted(r["input"] for r in rs if r["status"] == "validated"),
+        "wall_s": round(wall, 1), "repos_per_hour": round(len(rs) / wall * 3600, 1) if wall else None,
+        "sum_duration_s": round(sum(durations), 1),
+        "median_duration_s": round(statistics.median(durations), 1) if durations else None,
+        "per_repo_s": {r["input"]: r.get("duration_s") for r in rs},
+        "statuses": {r["input"]: r["status"] for r in rs},
+    }
+figures["same_validated_set"] = figures["local"]["validated"] == figures["ray"]["validated"]
+figures["same_statuses"] = figures["local"]["statuses"] == figures["ray"]["statuses"]
+figures["noop"] = json.loads((out / "noop.json").read_text())
+print(json.dumps(figures, indent=2))
+PY

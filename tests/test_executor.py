@@ -1,0 +1,68 @@
+"""The executor interface without a cluster: local threads, and the reference plans a remote
+task answers from (they must agree with the database they were taken from)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core import BenchsmithError, Plan
+from benchsmith.executor import ExecutorConfig, Resources, TaskOutcome, make_executor
+from benchsmith.executor import parse_executor as parse
+from benchsmith.setup.refdb import ReferenceDB, ReferencePlans
+
+
+def test_reference_plans_answer_as_the_database_does(tmp_path: Path) -> None:
+    db = ReferenceDB(tmp_path / "ref.sqlite")
+    for commit, day in (("a" * 40, "2021-01-01"), ("b" * 40, "2022-06-01"), ("c" * 40, "2023-03-01")):
+        db.save("o/r", commit, day, Plan(python="3.11", exclude_newer=f"{day}T00:00:00Z"), [], [], 1.0)
+    db.save("o/other", "d" * 40, "2022-06-02", Plan(python="3.10", exclude_newer="x"), [], [], 1.0)
+    plans = ReferencePlans(db.of_repo("o/r"))
+    assert len(plans.specs) == 3
+    for day in ("2020-01-01", "2022-05-01", "2022-11-01", "2024-01-01"):
+        assert [s.commit for s in plans.nearest("o/r", day, limit=2)] == \
+            [s.commit for s in db.nearest("o/r", day, limit=2)]
+    plans.save("o/r", "e" * 40, "2022-05-02", Plan(python="3.12", exclude_newer="y"), ["i"], ["t"], 0.97)
+    assert plans.nearest("o/r", "2022-05-01", limit=1)[0].commit == "e" * 40
+    db.store(plans.saved[0])
+    assert db.nearest("o/r", "2022-05-01", limit=1)[0].python == "3.12"
+
+
+def test_local_executor_hands_outcomes_to_the_driver_thread() -> None:
+    driver = threading.current_thread()
+    seen: list[tuple[str, int | None, bool]] = []
+
+    def square(value: int, cancelled: threading.Event) -> int:
+        return value * value
+
+    def on_outcome(outcome: TaskOutcome[int]) -> None:
+        seen.append((outcome.key, outcome.value, threading.current_thread() is driver))
+
+    executor = make_executor(ExecutorConfig(jobs=3))
+    assert not executor.remote
+    executor.run(square, [(str(n), n) for n in range(6)], Resources(), on_outcome)
+    assert sorted(seen) == [(str(n), n * n, True) for n in range(6)]
+
+
+def test_ctrl_c_in_the_driver_cancels_and_calls_the_cleanup() -> None:
+    interrupted: list[bool] = []
+
+    def wait(value: int, cancelled: threading.Event) -> bool:
+        return value == 0 or cancelled.wait(30)  # the slow one ends when cancelled
+
+    def on_outcome(outcome: TaskOutcome[bool]) -> None:
+        raise KeyboardInterrupt
+
+    executor = make_executor(ExecutorConfig(jobs=2))
+    with pytest.raises(KeyboardInterrupt):
+        executor.run(wait, [("quick", 0), ("slow", 1)],
+                     Resources(), on_outcome, lambda: interrupted.append(True))
+    assert interrupted == [True]
+
+
+def test_unknown_executor_is_named() -> None:
+    assert parse("ray") == "ray" and parse("local") == "local"
+    with pytest.raises(BenchsmithError, match="available executors are: local, ray"):
+        parse("dask")
