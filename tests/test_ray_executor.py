@@ -4,6 +4,7 @@ mid-run. One cluster for the module (started here, stopped even when a test fail
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -140,9 +141,21 @@ def test_bad_executor_input_is_one_line(tmp_path: Path) -> None:
     assert "pip install 'benchsmith[ray]'" in one_line_error(without_ray)
 
 
-def _driver(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "benchsmith.cli", *args], text=True,
+@contextlib.contextmanager
+def _driver(args: list[str]) -> Iterator[subprocess.Popen[str]]:
+    """A benchsmith driver process; interrupted (so its tasks end) if a test fails meanwhile."""
+    proc = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", *args], text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
 
 
 def _wait_for(paths: list[Path], proc: subprocess.Popen[str], timeout: float = 240) -> None:
@@ -160,11 +173,11 @@ def test_ctrl_c_on_the_driver_cleans_up_every_node(cluster: RayCluster, make_rep
     listing = tmp_path / "repos.txt"
     listing.write_text("".join(f"{r.path}\n" for r in repos))
     out = tmp_path / "results.jsonl"
-    proc = _driver(["setup-batch", str(listing), "--date", PIN_DATE, "--out", str(out),
-                    "--executor", "ray", "--ray-address", cluster.address])
-    _wait_for(markers, proc)
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=120)
+    with _driver(["setup-batch", str(listing), "--date", PIN_DATE, "--out", str(out),
+                  "--executor", "ray", "--ray-address", cluster.address]) as proc:
+        _wait_for(markers, proc)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert not out.exists() or out.read_text() == ""
@@ -174,11 +187,11 @@ def test_ctrl_c_on_the_driver_cleans_up_every_node(cluster: RayCluster, make_rep
         assert list(node.tmp.iterdir()) == [], f"left behind on a node: {list(node.tmp.iterdir())}"
 
 
-def _runs_pytest(container: Any) -> bool:
+def _runs_pytest(client: Any, container_id: str) -> bool:
     import docker.errors
 
     try:
-        return any("pytest" in " ".join(p) for p in container.top()["Processes"] or [])
+        return any("pytest" in " ".join(p) for p in client.api.top(container_id)["Processes"] or [])
     except docker.errors.APIError:  # removed meanwhile (an attempt ended)
         return False
 
@@ -193,36 +206,38 @@ def test_ctrl_c_removes_the_containers_the_nodes_started(cluster: RayCluster, ma
     listing = tmp_path / "repos.txt"
     listing.write_text("".join(f"{r.path}\n" for r in repos))
     out = tmp_path / "results.jsonl"
-    proc = _driver(["setup-batch", str(listing), "--date", PIN_DATE, "--out", str(out),
-                    "--backend", "docker", "--executor", "ray", "--ray-address", cluster.address])
 
-    def ours() -> list[Any]:
-        """Containers started by a process of this cluster (the engine may be shared)."""
+    def ours() -> list[dict[str, Any]]:
+        """Containers started by a process of this cluster (the engine may be shared); the
+        low-level list, which does not fail on a container removed meanwhile."""
         pids = cluster.pids()
-        return [c for c in client.containers.list(all=True, filters={"label": "benchsmith=1"})
-                if int(c.labels.get("benchsmith.owner", ":0").rsplit(":", 1)[1] or 0) in pids]
+        return [c for c in client.api.containers(all=True, filters={"label": "benchsmith=1"})
+                if int((c["Labels"].get("benchsmith.owner") or ":0").rsplit(":", 1)[1] or 0) in pids]
 
-    deadline = time.monotonic() + 600
     owners: set[str] = set()
-    while True:  # until both setups are in their sleeping test, one container on each node
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the tests never started"
-        testing = [c for c in ours() if c.status == "running" and _runs_pytest(c)]
-        owners |= {c.labels["benchsmith.owner"] for c in testing}
-        if len(testing) == 2:
-            break
-        time.sleep(0.5)
-    assert len(owners) == 2  # started by two workers
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=120)
+    with _driver(["setup-batch", str(listing), "--date", PIN_DATE, "--out", str(out),
+                  "--backend", "docker", "--executor", "ray",
+                  "--ray-address", cluster.address]) as proc:
+        deadline = time.monotonic() + 600
+        while True:  # until both setups are in their sleeping test, one container on each node
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the tests never started"
+            testing = [c for c in ours() if c["State"] == "running" and _runs_pytest(client, c["Id"])]
+            owners |= {c["Labels"]["benchsmith.owner"] for c in testing}
+            if len(testing) == 2:
+                break
+            time.sleep(0.5)
+        assert len(owners) == 2  # started by two workers
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     for _ in range(50):  # removal may finish in the background
-        left = [c for c in client.containers.list(all=True, filters={"label": "benchsmith=1"})
-                if c.labels.get("benchsmith.owner") in owners]
+        left = [c["Names"] for c in client.api.containers(all=True, filters={"label": "benchsmith=1"})
+                if c["Labels"].get("benchsmith.owner") in owners]
         if not left:
             break
         time.sleep(0.2)
-    assert not left, [c.name for c in left]
+    assert not left, left
     for node in cluster.nodes:
         assert list(node.tmp.iterdir()) == []
 
@@ -234,11 +249,11 @@ def test_a_node_killed_mid_run_loses_and_duplicates_nothing(cluster: RayCluster,
     listing = tmp_path / "repos.txt"
     listing.write_text("".join(f"{r.path}\n" for r in repos))
     out = tmp_path / "results.jsonl"
-    proc = _driver(["setup-batch", str(listing), "--date", PIN_DATE, "--out", str(out),
-                    "--executor", "ray", "--ray-address", cluster.address])
-    _wait_for(markers, proc)
-    cluster.nodes[-1].kill()  # the worker node, with one of the two setups in the middle of its tests
-    stdout, stderr = proc.communicate(timeout=300)
+    with _driver(["setup-batch", str(listing), "--date", PIN_DATE, "--out", str(out),
+                  "--executor", "ray", "--ray-address", cluster.address]) as proc:
+        _wait_for(markers, proc)
+        cluster.nodes[-1].kill()  # the worker node, with one of the setups in its tests
+        stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
     records = by_input(out)
     assert sorted(records) == sorted(f"{r.path} {PIN_DATE}" for r in repos)
