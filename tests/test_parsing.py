@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -782,3 +784,25 @@ def test_tests_a_module_declares_flaky() -> None:
         "t/test_m.py::test_a", "t/test_m.py::test_b", "t/test_m.py::TestX::test_d", "t/test_m.py::TestY"]
     assert declared_flaky("import pytest\npytestmark = [pytest.mark.flaky]\n", "t/x.py") == ["t/x.py"]
     assert declared_flaky("def test(:\n", "t/broken.py") == []
+
+
+def test_a_test_id_with_characters_xml_cannot_hold_is_confirmed(tmp_path: Path) -> None:
+    """Old pytest versions printed a bytes parameter's ID raw (control characters included);
+    the JUnit report writes those characters as ``#x01``. A real pytest run with such an ID
+    (escaping turned off, as those versions had it) passes, confirmed by the report."""
+    from benchsmith.harness.testrun import run_tests
+    from benchsmith.sandbox import LocalSandboxConfig
+    from benchsmith.sandbox.local import LocalSandbox
+
+    with LocalSandbox(LocalSandboxConfig(tmp_dir=str(tmp_path))) as box:
+        box.write_file("pytest.ini", b"[pytest]\n"
+                       b"disable_test_id_escaping_and_forfeit_all_rights_to_community_support = true\n")
+        box.write_file("test_ids.py", b"import pytest\n\n\n"
+                       b"@pytest.mark.parametrize('raw', ['\\x01\\x02-end', 'plain', '\\u00e9'])\n"
+                       b"def test_raw(raw):\n    assert raw\n")
+        run = run_tests(box, [f"{sys.executable} -m pytest -rA -p no:cacheprovider test_ids.py"],
+                        "pytest", timeout=120)
+    assert run.statuses == {"test_ids.py::test_raw[\x01\x02-end]": core.TestStatus.PASSED,
+                            "test_ids.py::test_raw[plain]": core.TestStatus.PASSED,
+                            "test_ids.py::test_raw[\u00e9]": core.TestStatus.PASSED}
+    assert not run.unconfirmed and not run.infrastructure

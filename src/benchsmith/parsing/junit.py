@@ -25,12 +25,24 @@ def report_options(path: str) -> str:
 
 def junit_key(nodeid: str) -> tuple[str, str]:
     """(classname, name) pytest writes for the test with node ID `nodeid` (its
-    ``mangle_test_address``: the file part dotted without ``.py``, parameters kept)."""
+    ``mangle_test_address``: the file part dotted without ``.py``, parameters kept; characters
+    XML cannot hold written as pytest's ``bin_xml_escape`` writes them)."""
     path, bracket, params = nodeid.partition("[")
     names = path.split("::")
     names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
     names[-1] += bracket + params
-    return ".".join(names[:-1]), names[-1]
+    return _xml_visible(".".join(names[:-1])), _xml_visible(names[-1])
+
+
+# What XML 1.0 cannot hold. pytest writes such a character of a test ID (a control character
+# in a parameter's ID, as old pytest versions printed bytes parameters) as ``#x01``.
+_NOT_XML = re.compile("[^\u0009\u000A\u000D\u0020-\u007E\u0080-\uD7FF\uE000-\uFFFD"
+                      "\U00010000-\U0010FFFF]")
+
+
+def _xml_visible(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"#x{ord(m.group()):02X}" if ord(m.group()) <= 0xFF
+                        else f"#x{ord(m.group()):04X}", text)
 
 
 def junit_statuses(xml: bytes) -> dict[tuple[str, str], TestStatus]:
