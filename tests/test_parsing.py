@@ -806,3 +806,23 @@ def test_a_test_id_with_characters_xml_cannot_hold_is_confirmed(tmp_path: Path) 
                             "test_ids.py::test_raw[plain]": core.TestStatus.PASSED,
                             "test_ids.py::test_raw[\u00e9]": core.TestStatus.PASSED}
     assert not run.unconfirmed and not run.infrastructure
+
+
+def test_a_run_past_its_timeout_keeps_the_results_of_the_tests_that_ran(tmp_path: Path) -> None:
+    """A suite too slow for its timeout: pytest is interrupted, not killed, so its report
+    confirms the tests that passed before the deadline (killed, every pass would count as
+    failed for want of a report)."""
+    from benchsmith.harness.testrun import run_tests
+    from benchsmith.sandbox import LocalSandboxConfig
+    from benchsmith.sandbox.local import LocalSandbox
+
+    with LocalSandbox(LocalSandboxConfig(tmp_dir=str(tmp_path))) as box:
+        box.write_file("test_slow.py", b"import time\n\n\ndef test_quick():\n    assert True\n\n\n"
+                       b"def test_also_quick():\n    assert True\n\n\n"
+                       b"def test_endless():\n    time.sleep(600)\n")
+        run = run_tests(box, [f"{sys.executable} -m pytest -rA -v -p no:cacheprovider test_slow.py"],
+                        "pytest", timeout=8)
+    assert run.timed_out and not run.report_missing and not run.unconfirmed
+    assert run.statuses["test_slow.py::test_quick"] is core.TestStatus.PASSED
+    assert run.statuses["test_slow.py::test_also_quick"] is core.TestStatus.PASSED
+    assert run.statuses.get("test_slow.py::test_endless") is not core.TestStatus.PASSED

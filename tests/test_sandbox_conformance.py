@@ -94,6 +94,22 @@ def test_timeout_kills_the_whole_process_group(box: Any) -> None:
     assert not _alive(box, "child.pid")
 
 
+def test_a_timed_out_command_is_interrupted_before_it_is_killed(box: Any) -> None:
+    """SIGINT first, so a test runner can still write what it has (pytest's summary, its
+    JUnit report); whatever ignores it is killed after the grace period."""
+    started = time.monotonic()
+    polite = box.exec("trap 'echo interrupted, results written; exit 5' INT; "
+                      "for i in $(seq 600); do sleep 0.1; done", timeout=2)
+    assert polite.timed_out and "interrupted, results written" in polite.output
+    assert time.monotonic() - started < 15
+    started = time.monotonic()
+    stubborn = box.exec("trap '' INT; sleep 300 & echo $! > child.pid; wait", timeout=2)
+    assert stubborn.timed_out and not stubborn.ok
+    assert time.monotonic() - started < 30
+    time.sleep(0.2)
+    assert not _alive(box, "child.pid")
+
+
 def test_a_stalled_command_is_killed_once_its_output_stops_growing(box: Any) -> None:
     started = time.monotonic()
     result = box.exec("for i in 1 2 3; do echo tick $i; sleep 0.5; done; sleep 300 & "

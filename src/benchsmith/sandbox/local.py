@@ -17,7 +17,7 @@ from typing import IO
 from benchsmith.core import BenchsmithError, ExecResult
 from benchsmith.sandbox.config import LocalSandboxConfig
 from benchsmith.sandbox.env import sandbox_base_env
-from benchsmith.sandbox.output import read_capped
+from benchsmith.sandbox.output import INTERRUPT_GRACE_S, read_capped
 from benchsmith.sandbox.pythons import host_pythons, version_key
 from benchsmith.sandbox.tools import uv_binary
 
@@ -171,7 +171,8 @@ class LocalSandbox:
         use_venv: bool = True,
     ) -> ExecResult:
         """Run `command` with bash; kill its whole process group on timeout, on a stall (no
-        new output for `stall_timeout` seconds) or on Ctrl-C."""
+        new output for `stall_timeout` seconds) or on Ctrl-C. On timeout the group is first
+        interrupted (SIGINT) and given :data:`INTERRUPT_GRACE_S` to end by itself."""
         timeout = timeout or self.config.timeout_s
         workdir = cwd or (self.workdir if os.path.isdir(self.workdir) else str(self.root))
         self._counter += 1
@@ -194,6 +195,8 @@ class LocalSandbox:
                 timed_out, stalled = _wait(proc, log, timeout, stall_timeout)
                 if stalled:  # Python with PYTHONFAULTHANDLER=1 prints where it was stuck
                     _signal_group(proc, signal.SIGABRT, wait_s=2)
+                if timed_out:  # pytest, interrupted, still writes its summary and report
+                    _signal_group(proc, signal.SIGINT, wait_s=INTERRUPT_GRACE_S)
                 if timed_out or stalled:
                     _kill_group(proc)
             except BaseException:

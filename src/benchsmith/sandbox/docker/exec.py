@@ -4,7 +4,7 @@ The command runs under ``setsid`` with its output in a log file inside the conta
 session id in a pid file. A small bash wrapper waits for it, kills whatever it left behind
 in its session (like the local backend kills the process group), then prints a header line
 and the log, cut in the middle past the size cap, on the exec's stream. On timeout or
-Ctrl-C, a second exec SIGKILLs the whole session. Daemons that escaped the session keep
+Ctrl-C, a second exec SIGKILLs the whole session (on timeout, after interrupting it first). Daemons that escaped the session keep
 only the log file open, never the stream, so they cannot make an exec hang.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from benchsmith.core import ExecResult
-from benchsmith.sandbox.output import _HEAD_BYTES
+from benchsmith.sandbox.output import _HEAD_BYTES, INTERRUPT_GRACE_S
 
 LOG_DIR = "/var/tmp/benchsmith"
 _MARK = b"@@benchsmith-exec@@"
@@ -58,9 +58,14 @@ size=$(stat -c %s "$2" 2>/dev/null || echo 0)
 printf '%s rc=%s size=%s stalled=%s\n' '@@benchsmith-exec@@' "$rc" "$size" "$stalled"
 if [ "$size" -le "$4" ]; then cat "$2"; else head -c "$5" "$2"; tail -c "$(($4 - $5))" "$2"; fi
 """
-# $1 pid file. The pid file may not be written yet when a very short timeout expires.
+# $1 pid file, $2 seconds the session gets to end after SIGINT (0: killed at once). The pid
+# file may not be written yet when a very short timeout expires.
 _KILL = r"""for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$1" ] && break; sleep 0.1; done
 sid=$(cat "$1" 2>/dev/null) || exit 0
+if [ "$2" -gt 0 ]; then
+  pkill -INT -s "$sid" 2>/dev/null
+  for i in $(seq $(($2 * 10))); do pgrep -s "$sid" >/dev/null || break; sleep 0.1; done
+fi
 pkill -KILL -s "$sid" 2>/dev/null; kill -KILL -- "-$sid" 2>/dev/null; exit 0
 """
 _GRACE_S = 30
@@ -106,8 +111,8 @@ def run_command(client: Any, stream_client: Any, container_id: str, command: str
         while reader.is_alive() and time.monotonic() < deadline:
             reader.join(min(0.2, max(deadline - time.monotonic(), 0)))
         if reader.is_alive():
-            timed_out = True
-            kill_session(client, container_id, pid_file)
+            timed_out = True  # interrupted first: pytest still writes its summary and report
+            kill_session(client, container_id, pid_file, grace_s=INTERRUPT_GRACE_S)
             reader.join(_GRACE_S)
     except BaseException:
         with contextlib.suppress(Exception):
@@ -140,9 +145,11 @@ def _lost(client: Any, exec_id: str, reader: _Reader) -> str:
             f"the container was removed or stopped{reason}\n")
 
 
-def kill_session(client: Any, container_id: str, pid_file: str) -> None:
-    """SIGKILL every process in the session of the command whose pid file is `pid_file`."""
-    exec_id = client.api.exec_create(container_id, ["bash", "-c", _KILL, "benchsmith", pid_file])
+def kill_session(client: Any, container_id: str, pid_file: str, grace_s: float = 0) -> None:
+    """SIGKILL every process in the session of the command whose pid file is `pid_file`; with
+    `grace_s`, interrupt it first and give it that long to end by itself."""
+    exec_id = client.api.exec_create(container_id, ["bash", "-c", _KILL, "benchsmith", pid_file,
+                                                    str(math.ceil(grace_s))])
     client.api.exec_start(exec_id["Id"])
 
 
