@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .evaluation_fixture import build_instances, write_instances
+from .evaluation_fixture import CODE, CODE_FILE, build_instances, working_diff, write_instances
 from .test_cli_batch import one_line_error, run_cli
 
 
@@ -149,3 +149,23 @@ def test_sigterm_keeps_finished_reports_and_writes_no_half_result(make_repo, tmp
     assert summary["evaluated"] == 1 and summary["resolved"] == 1
     leftover = subprocess.run(["pgrep", "-f", "sleep 120"], capture_output=True, text=True)
     assert leftover.stdout.strip() == "", "the killed test command left processes behind"
+
+
+@pytest.mark.slow
+def test_a_prediction_past_the_task_timeout_is_an_infrastructure_failure(make_repo, tmp_path: Path) -> None:
+    """--task-timeout on local threads: the patched code sleeps at import, its test command is
+    cut at the limit, and the prediction is not graded (neither resolved nor unresolved)."""
+    repo, instances = build_instances(make_repo)
+    file = write_instances(tmp_path / "instances.jsonl", instances)
+    sleepy = working_diff(repo, {CODE_FILE: "import time\ntime.sleep(900)\n" + CODE})
+    predictions = tmp_path / "preds.jsonl"
+    predictions.write_text(json.dumps({"instance_id": "fixture__calc-1", "model_name_or_path": "m",
+                                       "model_patch": sleepy}) + "\n")
+    result = run_cli("evaluate", "--instances", str(file), "--predictions", str(predictions),
+                     "--source", f"fixture/calc={repo}", "--output-dir", str(tmp_path / "runs"),
+                     "--task-timeout", "45")
+    # the only prediction was not graded: the run says so and exits 1
+    assert result.returncode == 1 and "INFRASTRUCTURE FAILURE" in result.stderr, result.stderr
+    report = json.loads((tmp_path / "runs/fix-preds/m/fixture__calc-1/report.json").read_text())
+    assert report["infrastructure_failure"] and not report["resolved"]
+    assert "exceeded the wall-clock limit of 45s" in report["infrastructure_reason"]

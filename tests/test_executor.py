@@ -3,7 +3,9 @@ task answers from (they must agree with the database they were taken from)."""
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,53 @@ def test_ctrl_c_in_the_driver_cancels_and_calls_the_cleanup() -> None:
         executor.run(wait, [("quick", 0), ("slow", 1)],
                      Resources(), on_outcome, lambda: interrupted.append(True))
     assert interrupted == [True]
+
+
+def test_a_local_task_past_its_limit_is_stopped_and_recorded(tmp_path: Path) -> None:
+    """A thread cannot be killed, its commands can: the running command is cut at the limit,
+    no later one starts, and the task is an error whatever it returned."""
+    from benchsmith.sandbox import LocalSandboxConfig
+    from benchsmith.sandbox.local import LocalSandbox
+
+    def work(seconds: int, cancelled: threading.Event) -> str:
+        with LocalSandbox(LocalSandboxConfig(tmp_dir=str(tmp_path))) as box:
+            for _ in range(50):  # one long command, then many more: none may start late
+                result = box.exec(f"sleep {seconds}")
+                if seconds < 1:
+                    return "done"
+            return result.output
+
+    outcomes: dict[str, TaskOutcome[str]] = {}
+    started = time.monotonic()
+    make_executor(ExecutorConfig(jobs=2, task_timeout_s=3)).run(
+        work, [("endless", 120), ("quick", 0)], Resources(),
+        lambda outcome: outcomes.setdefault(outcome.key, outcome))
+    assert time.monotonic() - started < 30
+    assert outcomes["quick"].value == "done" and outcomes["quick"].error is None
+    assert outcomes["endless"].value is None
+    assert "exceeded the wall-clock limit of 3s" in (outcomes["endless"].error or "")
+
+
+@pytest.mark.slow
+def test_setup_batch_records_a_repository_past_the_task_timeout(make_repo, tmp_path: Path) -> None:
+    from .conftest import PIN_DATE
+    from .test_cli_batch import run_cli
+    from .test_setup_engine import CALC, PYPROJECT_TEST_EXTRA
+
+    slow = make_repo("slow", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                              "tests/test_calc.py": "import time\n\n\ndef test_wait():\n"
+                                                    "    time.sleep(900)\n"})
+    listing = tmp_path / "repos.txt"
+    listing.write_text(f"{slow.path}\n")
+    out = tmp_path / "results.jsonl"
+    started = time.monotonic()
+    done = run_cli("setup-batch", str(listing), "--date", PIN_DATE, "--out", str(out),
+                   "--task-timeout", "60")
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 240
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["status"] == "error"
+    assert "exceeded the wall-clock limit of 60s" in record["failure_reason"]
 
 
 def test_unknown_executor_is_named() -> None:

@@ -45,7 +45,7 @@ _EXECUTOR: dict[str, tuple[Any, Any]] = {
     "executor_name": (Annotated[str, typer.Option("--executor", help="Where tasks run: local (threads, --jobs) or ray (a Ray cluster).")], "local"),
     "ray_address": (Annotated[str | None, typer.Option("--ray-address", envvar="RAY_ADDRESS", help="Ray: the cluster's HOST:PORT (default: the cluster on this machine).")], None),
     "max_retries": (Annotated[int, typer.Option("--max-retries", min=0, help="Ray: re-runs of a task whose worker or node died.")], 2),
-    "task_timeout": (Annotated[float | None, typer.Option("--task-timeout", min=1, help="Ray: wall-clock seconds per task; a task past it is cancelled and recorded as an error.")], None),
+    "task_timeout": (Annotated[float | None, typer.Option("--task-timeout", min=1, help="Wall-clock seconds per task (a repository, an instance); a task past it is cancelled and recorded as an error.")], None),
 }
 
 RevOpt = Annotated[str | None, typer.Option("--rev", help="Commit, tag or branch to set up.")]

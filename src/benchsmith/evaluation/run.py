@@ -26,6 +26,12 @@ from benchsmith.executor import Executor
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance
 from benchsmith.sandbox.config import close_all_sandboxes
+from benchsmith.sandbox.deadline import (
+    DeadlinePassed,
+    deadline_passed,
+    limit_reason,
+    task_deadline,
+)
 
 REPORT = "report.json"
 
@@ -53,6 +59,7 @@ class Evaluation:
         self.test_predictions = test_predictions or {}
         self.progress = progress or (lambda message: None)
         self._cancelled = cancelled or threading.Event()
+        self._task_timeout: float | None = None  # wall-clock limit per prediction (local threads)
         config = environments.config
         self.provenance = Provenance(benchsmith_version=__version__, backend=config.type,
                                      sandbox=config.model_dump(mode="json"),
@@ -72,6 +79,7 @@ class Evaluation:
                 self.environments.close()
         reports: list[InstanceReport] = []
         total = len(predictions)
+        self._task_timeout = executor.config.task_timeout_s if executor is not None else None
         with ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool:
             # While the first `jobs` evaluations run, the environments of the next are warmed.
             upcoming = [instances[p.instance_id] for p in predictions[self.options.jobs:]]
@@ -137,9 +145,12 @@ class Evaluation:
         try:
             if upcoming is not None:
                 self.environments.warm(upcoming)
-            with self.environments.open(instance) as env:
+            # The limit covers the evaluation, not the environment's preparation and release.
+            with self.environments.open(instance) as env, task_deadline(self._task_timeout):
                 report.environment_reused, report.prepare_s = env.reused, env.prepare_s
                 self._evaluate(env.worktree, instance, prediction, report, directory)
+                if deadline_passed():  # a run cut short by the limit says nothing of the patch
+                    raise DeadlinePassed(limit_reason())
         except BenchsmithError as exc:
             # The environment could not be made or used: the machine's fault, not the patch's.
             report.infrastructure_failure, report.infrastructure_reason = True, str(exc)

@@ -54,7 +54,8 @@ class ExecutorConfig(BaseModel):
     max_retries: int = Field(default=2, ge=0)
     """Ray: re-runs of a task whose worker process or node died, before it is an error."""
     task_timeout_s: float | None = Field(default=None, gt=0)
-    """Ray: wall-clock limit per task; a task past it is cancelled and reported as an error."""
+    """Wall-clock limit per task; a task past it is cancelled and reported as an error (Ray
+    cancels the task; local threads stop running its commands)."""
     cancel_grace_s: float = 60.0
     """Ray: how long cancelled tasks get to remove their sandboxes after Ctrl-C."""
 

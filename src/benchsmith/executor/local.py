@@ -9,13 +9,21 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, TypeVar
 
 from benchsmith.executor import ExecutorConfig, Resources, Task, TaskOutcome
+from benchsmith.sandbox.deadline import (
+    DeadlinePassed,
+    deadline_passed,
+    limit_reason,
+    task_deadline,
+)
 
 R = TypeVar("R")
 
 
 class LocalExecutor:
-    """Runs tasks on `jobs` threads; resources and retries do not apply on one host, and tasks
-    are bounded by their commands' own timeouts."""
+    """Runs tasks on `jobs` threads; resources and retries do not apply on one host. With a
+    task timeout, a task's sandbox commands are cut to the time it has left (a thread cannot be
+    killed, its commands can): past the limit no command starts, and the task is recorded as
+    an error however it ended."""
 
     remote = False
 
@@ -27,8 +35,17 @@ class LocalExecutor:
             on_outcome: Callable[[TaskOutcome[R]], None],
             on_interrupt: Callable[[], None] | None = None) -> None:
         """Run every task on the pool; outcomes are handed over in this thread as they end."""
+        limit = self.config.task_timeout_s
+
         def call(key: str, payload: Any) -> TaskOutcome[R]:
-            value = task(payload, self.cancelled)
+            with task_deadline(limit):
+                try:
+                    value: R | None = task(payload, self.cancelled)
+                except DeadlinePassed:
+                    value = None
+                if deadline_passed():
+                    return TaskOutcome(key=key, value=None, finished_at=time.time(),
+                                       error=limit_reason())
             return TaskOutcome(key=key, value=value, finished_at=time.time())
 
         with ThreadPoolExecutor(max_workers=self.config.jobs) as pool:

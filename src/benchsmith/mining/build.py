@@ -21,6 +21,7 @@ from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import TaskInstance
 from benchsmith.mining.models import Outcome, PullRequest
 from benchsmith.mining.quality import Policy, dropped, quality_flags
+from benchsmith.sandbox.deadline import task_deadline
 from benchsmith.setup.engine import SetupEngine, SetupOptions
 from benchsmith.setup.environments import (
     Environment,
@@ -95,8 +96,11 @@ class InstanceBuilder:
             self._build_remote(executor, by_repo, set(done), valid_so_far, keep)
             return written
 
+        limit = executor.config.task_timeout_s if executor is not None else None
+
         def one_repo(repo: str) -> None:
-            self.build_repo(by_repo[repo], set(done), valid_so_far[repo], keep)
+            with task_deadline(limit):  # past it, the repository's remaining PRs are errors
+                self.build_repo(by_repo[repo], set(done), valid_so_far[repo], keep)
 
         run_groups(self.engine, one_repo, by_repo, jobs)
         return written

@@ -16,6 +16,7 @@ from typing import IO
 
 from benchsmith.core import BenchsmithError, ExecResult
 from benchsmith.sandbox.config import LocalSandboxConfig
+from benchsmith.sandbox.deadline import command_timeout
 from benchsmith.sandbox.env import sandbox_base_env
 from benchsmith.sandbox.output import INTERRUPT_GRACE_S, read_capped
 from benchsmith.sandbox.pythons import host_pythons, version_key
@@ -173,7 +174,7 @@ class LocalSandbox:
         """Run `command` with bash; kill its whole process group on timeout, on a stall (no
         new output for `stall_timeout` seconds) or on Ctrl-C. On timeout the group is first
         interrupted (SIGINT) and given :data:`INTERRUPT_GRACE_S` to end by itself."""
-        timeout = timeout or self.config.timeout_s
+        timeout = command_timeout(timeout or self.config.timeout_s)
         workdir = cwd or (self.workdir if os.path.isdir(self.workdir) else str(self.root))
         self._counter += 1
         log_path = self.root / "logs" / f"{self._counter:03d}.log"

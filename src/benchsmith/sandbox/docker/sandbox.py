@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchsmith.core import BenchsmithError, ExecResult
+from benchsmith.sandbox.deadline import command_timeout
 from benchsmith.sandbox.docker.base import (
     BASE_LAYOUT,
     BaseImageResult,
@@ -289,6 +290,7 @@ class DockerSandbox:
         once its output has not grown for `stall_timeout` seconds."""
         import docker
 
+        limit = command_timeout(timeout or self.config.timeout_s)
         container_id = self._ensure_started()
         if self._stream_client is None:
             self._stream_client = docker.from_env(timeout=None)
@@ -297,7 +299,7 @@ class DockerSandbox:
             return run_command(
                 self.client, self._stream_client, container_id, command,
                 env=self._env(env, use_venv), cwd=container_path(cwd or ".", self.workdir),
-                timeout=timeout or self.config.timeout_s, seq=self._counter,
+                timeout=limit, seq=self._counter,
                 max_output_bytes=self.config.max_output_bytes, stall_timeout=stall_timeout,
             )
         except docker.errors.APIError as exc:
