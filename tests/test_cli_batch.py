@@ -133,6 +133,9 @@ def test_setup_batch_resumes_and_summarises(make_repo, tmp_path: Path) -> None:
     assert "repository path does not exist" in bad[f"/no/such/repo {PIN_DATE}"]["failure_reason"]
     assert "validated" in first.stdout and "1 (33.3%)" in first.stdout
     assert "not validated: input" in first.stdout
+    # each round of each setup has a progress line naming its commit (stderr is a file here)
+    assert any("round 1: Python" in line and "@" in line
+               for line in first.stderr.splitlines()), first.stderr
 
     # A batch killed while writing leaves half a line: the re-run cuts it and redoes nothing else.
     with open(out, "a") as handle:

@@ -93,7 +93,10 @@ def setup_batch(
         items = read_list(list_file, date)
     except BenchsmithError as exc:
         fail(str(exc))
-    engine = SetupEngine(options)
+    # Every round of every setup gets a line (also when stderr goes to a file): a long setup
+    # shows it is alive. Parallel setups' lines name their repository and commit.
+    engine = SetupEngine(options, progress=lambda message: progress.console.print(
+        f"  {escape(engine.current())}: {escape(message.strip())}", highlight=False))
     runner = open_executor(executor, jobs, options.sandbox)
     nodes: Counter[str] = Counter()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

@@ -66,6 +66,12 @@ class SetupEngine:
         self.progress = progress or (lambda message: None)
         self.refdb = refdb or (ReferenceDB(self.options.refdb) if self.options.use_refdb else None)
         self.cancelled = threading.Event()
+        self._where = threading.local()
+
+    def current(self) -> str:
+        """The repository and commit this thread sets up (or set up last), for progress lines
+        of parallel setups."""
+        return getattr(self._where, "label", "")
 
     def provenance(self) -> Provenance:
         """How this engine's records are produced (version, backend, options)."""
@@ -92,6 +98,7 @@ class SetupEngine:
         """
         started = time.monotonic()
         checkout = resolve(source, rev=rev, on_date=on_date, repo=repo)
+        self._where.label = f"{checkout.repo}@{checkout.commit[:7]}"
         self.progress(f"{checkout.repo} @ {checkout.commit[:12]} (pinned to {checkout.exclude_newer})")
         workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
         try:
