@@ -22,6 +22,7 @@ from benchsmith.setupbench import (
     table_lines,
     verdict_of,
 )
+from benchsmith.setupbench.system_python import choose_python, image_python
 from benchsmith.setupbench.tasks import SetupTask, repo_slug
 
 OK = ' && echo "Setup successful" || echo "Setup failed"'
@@ -74,6 +75,33 @@ def test_scripts_are_files_next_to_the_tasks_file_or_the_text_itself(tmp_path: P
     ("Traceback ...\n", "failed")])
 def test_the_last_verdict_line_decides(output: str, verdict: str) -> None:
     assert verdict_of(output)[0] == verdict
+
+
+@pytest.mark.parametrize(("image", "python"), [
+    ("ubuntu:22.04", "3.10"), ("ubuntu:jammy", "3.10"), ("ubuntu:20.04", "3.8"),
+    ("ubuntu:24.04", "3.12"), ("docker.io/library/ubuntu:noble-20240801", "3.12"),
+    ("debian:bullseye", "3.9"), ("debian:11", "3.9"), ("debian:bookworm-slim", "3.11"),
+    ("debian:12.5", "3.11"), ("ubuntu", None), ("ubuntu:latest", None), ("ubuntu:21.10", None),
+    ("python:3.10", None), ("fedora:39", None), ("ubuntu@sha256:abc", None),
+])
+def test_the_python3_of_a_distribution_image(image: str, python: str | None) -> None:
+    assert image_python(image) == python
+
+
+DEBIAN_12 = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n'
+UBUNTU_2204 = 'PRETTY_NAME="Ubuntu 22.04.4 LTS"\nID=ubuntu\nVERSION_ID="22.04"\n'
+
+
+def test_a_stand_in_gets_the_named_images_python_a_real_image_keeps_its_own() -> None:
+    standing_in = choose_python("ubuntu:22.04", "3.11", DEBIAN_12)
+    assert standing_in.python == "3.10" and standing_in.apt_python == "3.11"
+    assert "Debian GNU/Linux 12 (bookworm) standing in" in standing_in.reason
+    # the real image: its apt is right by definition, whatever the table says
+    assert choose_python("ubuntu:22.04", "3.10", UBUNTU_2204).python == "3.10"
+    assert choose_python("ubuntu:22.04", "3.11", UBUNTU_2204).python == "3.11"
+    assert choose_python("debian:bookworm", "3.11", DEBIAN_12).python == "3.11"
+    unknown = choose_python("ubuntu:latest", "3.11", DEBIAN_12)
+    assert unknown.python == "3.11" and "no known default" in unknown.reason
 
 
 def test_repo_slug() -> None:

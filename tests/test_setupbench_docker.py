@@ -109,6 +109,45 @@ def test_repository_task_on_a_self_built_repository(tmp_path: Path) -> None:
             assert Path(result["logs"]["agent"]).is_file()
 
 
+PYPROJECT = """\
+[build-system]
+requires = ["flit_core>=3.2,<4"]
+build-backend = "flit_core.buildapi"
+
+[project]
+name = "greeting"
+version = "0.1"
+description = "says hello"
+"""
+
+
+@pytest.mark.slow
+def test_the_benchsmith_agent_gives_the_named_images_python(tmp_path: Path) -> None:
+    repo = RepoBuilder(tmp_path / "mirrors" / "fixture+greeting" / "repo")
+    base = repo.commit({"pyproject.toml": PYPROJECT,
+                        "greeting.py": '"""Says hello."""\nHELLO = "hello"\n'}, "greeting")
+    # ubuntu:22.04's python3 is 3.10; the Debian 12 stand-in's apt gives 3.11
+    version = "python3 -c 'import sys; print(sys.version_info[:2])'"
+    tasks = _tasks(tmp_path / "tasks.jsonl", [{
+        "instance_id": "greeting", "task_type": "reposetup", "base_image": "ubuntu:22.04",
+        "repo_url": "https://github.com/fixture/greeting", "base_commit": base,
+        "problem_statement": "Install greeting system-wide.",
+        "success_command": f'[ "$({version})" = "(3, 10)" ] && cd / && '
+                           "python3 -c 'import greeting' && python -c 'import greeting' && "
+                           "pip --version | grep -q 'python 3.10'" + OK}])
+    out = tmp_path / "r.jsonl"
+    done = _cli("run", str(tasks), "--agent", "benchsmith", "--mirrors",
+                str(tmp_path / "mirrors"), "--timeout", "900", "--out", str(out), timeout=1200)
+    assert done.returncode == 0, done.stderr
+    result = _results(out)["greeting"]
+    assert result["verdict"] == "success", (result, Path(result["logs"]["success"]).read_text())
+    python = result["metrics"]["python"]
+    assert python["python"] == "3.10" and python["image"] == "ubuntu:22.04", python
+    if result["image"] == BARE_ROOTFS_IMAGE:
+        assert python["provided"] and python["apt_python"] == "3.11", python
+        assert "standing in" in python["reason"], python
+
+
 def test_a_hanging_agent_is_stopped_at_the_limit(tmp_path: Path) -> None:
     tasks = _tasks(tmp_path / "t.jsonl", [{"instance_id": "hang", "task_type": "dbsetup",
                                            "success_command": "test -f /tmp/never" + OK}])

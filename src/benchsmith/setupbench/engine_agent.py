@@ -3,9 +3,11 @@ the way SetupBench's rules demand: system-wide (no virtualenv), non-interactivel
 
 It reads the checkout in /testbed (copied out of the container), lets the engine's rule planner
 derive what to install (requirement files, extras, test tools, Debian packages), and runs the
-rendered install commands with uv against the system Python (``UV_SYSTEM_PYTHON``). A failed
-install is repaired the engine's way (Debian packages for missing headers, tools and libraries),
-then retried without the date pin. Every command it ran goes to the metrics file.
+rendered install commands with uv against the system Python (``UV_SYSTEM_PYTHON``): the one
+the task's named image has (:mod:`.system_python`; copied in when a stand-in's apt gives
+another). A failed install is repaired the engine's way (Debian packages for missing headers,
+tools and libraries), then retried without the date pin. Every command it ran, and which Python
+it used and why, go to the metrics file.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ from benchsmith.setup.pyversion import PythonChoice
 from benchsmith.setup.repair import RuleRepairer
 from benchsmith.setup.system_packages import debian_packages_for
 from benchsmith.setupbench.agents import METRICS_FILE
+from benchsmith.setupbench.system_python import (
+    STANDARD_PATH,
+    SystemPython,
+    choose_python,
+    install_host_python,
+)
 from benchsmith.setupbench.tasks import SetupTask
 
 # What every Python project needs before its own requirements, on a bare Debian/Ubuntu.
@@ -42,6 +50,7 @@ SYSTEM_ENV = {"UV_SYSTEM_PYTHON": "1", "UV_BREAK_SYSTEM_PACKAGES": "1",
               "DEBIAN_FRONTEND": "noninteractive"}
 # Later `pip install`s (the success command's own, a Makefile's) may install system-wide too.
 PIP_CONF = b"[global]\nbreak-system-packages = true\n"
+VERSION_PROBE = 'import sys; print("%d.%d" % sys.version_info[:2])'
 UNPINNED = "2100-01-01T00:00:00Z"
 MAX_REPAIRS = 3
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -68,13 +77,14 @@ class BenchsmithAgent:
 
     def run(self, sandbox: Sandbox, task: SetupTask, timeout: float) -> ExecResult:
         """Install the repository in /testbed and what it needs, system-wide."""
-        run = _Run(sandbox, time.monotonic() + timeout)
+        run = _Run(sandbox, time.monotonic() + timeout, task.base_image)
         try:
             self._setup(run)
         finally:
+            python = run.python.model_dump() if run.python else None
             sandbox.write_file(METRICS_FILE, json.dumps({
                 "steps": len(run.commands), "commands": run.commands,
-                "notes": run.notes}, indent=1).encode())
+                "python": python, "notes": run.notes}, indent=1).encode())
         return run.result()
 
     def _setup(self, run: _Run) -> None:
@@ -103,6 +113,7 @@ class BenchsmithAgent:
         if not run.step("apt-get update -qq && apt-get install -y -qq --no-install-recommends "
                         + " ".join(BASE_PACKAGES)):
             return
+        run.python = self._system_python(run)
         self._apt(run, plan.apt_packages)
         run.sandbox.write_file("/etc/pip.conf", PIP_CONF)
         run.sandbox.upload(Path(uv_binary()), "/usr/local/bin/uv")
@@ -121,6 +132,26 @@ class BenchsmithAgent:
         installed = run.capture("uv pip list --format freeze")
         names = {line.split("==")[0].strip().lower() for line in installed.splitlines()}
         self._apt(run, [p for name in sorted(names) for p in RUNTIME_PACKAGES.get(name, ())])
+
+    @staticmethod
+    def _system_python(run: _Run) -> SystemPython:
+        """The task's named image's own python3: apt's, or the host's copied in when the
+        container only stands in for that image and its apt gives another version."""
+        apt_python = run.capture(f"python3 -c {shlex.quote(VERSION_PROBE)}")
+        choice = choose_python(run.image, apt_python.strip(), run.capture("cat /etc/os-release"))
+        if choice.python != choice.apt_python:
+            try:
+                scripts = install_host_python(run.sandbox, run, choice.python)
+            except BenchsmithError as exc:
+                choice = choice.model_copy(update={
+                    "python": choice.apt_python,
+                    "reason": f"{choice.reason}; kept apt's python3, as {exc}"})
+            else:
+                choice.interpreter, choice.provided = f"{scripts}/python{choice.python}", True
+                choice.reason += f"; the host's CPython {choice.python} copied in"
+                run.env.update(PATH=f"{scripts}:{STANDARD_PATH}", UV_PYTHON=choice.interpreter)
+        run.notes.append(f"system Python {choice.python} ({choice.interpreter}): {choice.reason}")
+        return choice
 
     def _install_repaired(self, run: _Run, plan: Plan, repairer: RuleRepairer,
                           context: RepoContext) -> bool:
@@ -193,8 +224,10 @@ def _requirement_key(text: str) -> str:
 class _Run:
     """The commands of one agent run against one deadline."""
 
-    def __init__(self, sandbox: Sandbox, deadline: float) -> None:
-        self.sandbox, self.deadline = sandbox, deadline
+    def __init__(self, sandbox: Sandbox, deadline: float, image: str) -> None:
+        self.sandbox, self.deadline, self.image = sandbox, deadline, image
+        self.env = dict(SYSTEM_ENV)
+        self.python: SystemPython | None = None
         self.commands: list[dict[str, object]] = []
         self.notes: list[str] = []
         self.outputs: list[str] = []
@@ -211,7 +244,7 @@ class _Run:
         if self.left() <= 1:
             self.timed_out = True
             return False
-        result = self.sandbox.exec(command, cwd="/testbed", env=SYSTEM_ENV, timeout=self.left())
+        result = self.sandbox.exec(command, cwd="/testbed", env=self.env, timeout=self.left())
         self.commands.append({"command": command, "exit": result.returncode,
                               "seconds": result.duration_s})
         self.outputs.append(f"$ {command}\n{result.output[-20000:]}")
@@ -225,7 +258,7 @@ class _Run:
         """The output of a query command (not counted as a step)."""
         if self.left() <= 1:
             return ""
-        result = self.sandbox.exec(command, cwd="/testbed", env=SYSTEM_ENV,
+        result = self.sandbox.exec(command, cwd="/testbed", env=self.env,
                                    timeout=min(120, self.left()))
         return result.output if result.ok else ""
 

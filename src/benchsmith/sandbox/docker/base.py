@@ -28,15 +28,19 @@ from benchsmith.sandbox.docker.rootfs import (
     machine_lock,
     raise_for_disk,
 )
-from benchsmith.sandbox.pythons import host_pythons, version_key
+from benchsmith.sandbox.host_python import (
+    IMPORT_CHECK,
+    add_interpreter,
+    buildable_pythons,
+    check_command,
+)
+from benchsmith.sandbox.pythons import version_key
 from benchsmith.sandbox.tools import uv_binary
 
 # Bumped when what a base image contains changes (2: keeps test.support; 3: netbase).
 BASE_LAYOUT = "3"
 BASE_REPOSITORY = "benchsmith/base"
 PULL_STALL_TIMEOUT_S = 30
-# Modules whose import proves the interpreter's shared libraries are all there.
-IMPORT_CHECK = "import ssl, sqlite3, zlib, ctypes, bz2, lzma, readline, uuid, hashlib"
 # netbase: /etc/services and /etc/protocols, which every full Debian/Ubuntu system and CI runner
 # has; without them getaddrinfo("127.0.0.1", "http") fails and tests of servers with it.
 SLIM_PACKAGES = "git gcc g++ make libc6-dev patch procps xz-utils bzip2 unzip curl pkg-config " \
@@ -90,28 +94,6 @@ def docker_client() -> Any:
 def base_image_name(python: str) -> str:
     """The tag of the base image for Python `python` ("3.9" -> benchsmith/base:py3.9)."""
     return f"{BASE_REPOSITORY}:py{python}"
-
-
-def relocatable_prefix(interpreter: str, python: str) -> Path | None:
-    """The installation prefix of `interpreter` if it can be copied whole into an image."""
-    prefix = Path(interpreter).resolve().parent.parent
-    if str(prefix) in ("/", "/usr", "/usr/local", "/opt"):
-        return None  # a system Python: its prefix holds far more than Python
-    if not (prefix / "lib" / f"python{python}").is_dir():
-        return None
-    return prefix if (prefix / "bin" / f"python{python}").exists() else None
-
-
-def buildable_pythons() -> dict[str, str]:
-    """Host CPython versions (3.6+) a base image can be built from, mapped to their prefix."""
-    found: dict[str, str] = {}
-    for version, interpreter in host_pythons().items():
-        if version_key(version) < (3, 6):
-            continue
-        prefix = relocatable_prefix(interpreter, version)
-        if prefix is not None:
-            found[version] = str(prefix)
-    return found
 
 
 def built_base_images(client: Any) -> list[str]:
@@ -249,48 +231,20 @@ CMD ["sleep", "infinity"]
 
 
 def _build_from_host(client: Any, python: str, prefix: Path, name: str, nocache: bool) -> None:
-    check_libs = (
-        f'for f in {prefix}/bin/python{python} {prefix}/lib/*.so* '
-        f'{prefix}/lib/python{python}/lib-dynload/*.so; do '
-        'case "$f" in *_tkinter*) continue;; esac; '
-        'ldd "$f" 2>/dev/null | grep "not found" | sed "s|^|$f: |"; done > /tmp/missing; '
-        'if [ -s /tmp/missing ]; then echo "missing shared libraries:"; cat /tmp/missing; exit 1; fi; '
-        'rm /tmp/missing'
-    )
     dockerfile = f"""\
 FROM {ROOTFS_IMAGE}
 COPY python/ {prefix}/
 COPY uv /usr/local/bin/uv
 RUN ln -sf {prefix}/bin/python{python} /usr/local/bin/python{python} \\
  && ln -sf python{python} /usr/local/bin/python3 \\
- && {check_libs} \\
- && python{python} -c "{IMPORT_CHECK}" && uv --version
+ && {check_command(prefix, python)} \\
+ && python{python} --version && uv --version
 CMD ["sleep", "infinity"]
 """
-    lib = f"python/lib/python{python}/"
-    keep_bin = ("python", "pydoc", "2to3", "idle")
-
-    def trim(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
-        # The host's own packages and console scripts stay out: venvs don't see them anyway.
-        path = member.name
-        if path.startswith(lib + "site-packages/"):
-            return None
-        # CPython's own test suite is large; test.support stays, test helpers import it.
-        if path.startswith(lib + "test/") and not (
-                path == lib + "test/__init__.py" or path.startswith(lib + "test/support")):
-            return None
-        if path.startswith(lib + "config-") and path.endswith(".a"):
-            return None
-        if path.startswith("python/bin/") and not path[11:].startswith(keep_bin):
-            return None
-        member.uid = member.gid = 0
-        member.uname = member.gname = "root"
-        return member
-
     with tempfile.TemporaryFile() as context:
         with tarfile.open(fileobj=context, mode="w") as tar:
             _add_text(tar, "Dockerfile", dockerfile)
-            tar.add(str(prefix), arcname="python", filter=trim)
+            add_interpreter(tar, prefix, python, "python")
             tar.add(uv_binary(), arcname="uv")
         _build(client, context, name, python, nocache)
 

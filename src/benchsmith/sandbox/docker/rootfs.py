@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from benchsmith.core import BenchsmithError
+from benchsmith.sandbox.host_python import RUNTIME_LIBRARIES
 
 ROOTFS_IMAGE = "benchsmith/rootfs:bookworm"
 # Debian's minimal base with nothing added (no Python, no compiler, no CA certificates): the
@@ -29,9 +30,7 @@ MIRROR = "http://deb.debian.org/debian"
 PACKAGES = (
     "ca-certificates", "git", "gcc", "g++", "make", "libc6-dev", "patch", "procps",
     "xz-utils", "bzip2", "unzip", "curl", "pkg-config", "tzdata",
-    "libssl3", "libssl-dev", "libffi8", "libffi-dev", "zlib1g-dev", "libsqlite3-0",
-    "libbz2-1.0", "libreadline8", "libncursesw6", "libexpat1", "libnsl2", "libtirpc3",
-    "libuuid1", "netbase",
+    "libssl-dev", "libffi-dev", "zlib1g-dev", "netbase", *RUNTIME_LIBRARIES,
 )
 # Bumped when PACKAGES change, so an older rootfs is rebuilt (2: netbase, /etc/services).
 ROOTFS_LAYOUT = "2"
