@@ -69,8 +69,7 @@ class SetupEngine:
         self._where = threading.local()
 
     def current(self) -> str:
-        """The repository and commit this thread sets up (or set up last), for progress lines
-        of parallel setups."""
+        """The repository@commit this thread sets up (for progress lines of parallel setups)."""
         return getattr(self._where, "label", "")
 
     def provenance(self) -> Provenance:
