@@ -31,11 +31,11 @@ def main(out: Path) -> dict:
             "first_s": first.get(instance_id, {}).get("duration_s"),
             "same_results": _results(first.get(instance_id)) == _results(report),
         })
-    ratios = [row["ratio"] for row in rows if row["reused_runs"] == 4]
+    ratios = [row["ratio"] for row in rows if row["reused_runs"]]  # (gold tests: gold is the prediction)
     return {
         "instances": len(second),
         "measured": len(rows),
-        "all_four_reused": len(ratios),
+        "reused_prediction_independent_runs": len(ratios),
         "median_marginal_over_one_run": round(statistics.median(ratios), 3) if ratios else None,
         "at_most_2_5": sum(1 for r in ratios if r <= 2.5),
         "median_first_s": _median([r["first_s"] for r in rows if r["first_s"]]),
