@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+from pathlib import Path
 
+import pytest
+
+import benchsmith.evaluation
 from benchsmith.evaluation.changecov import (
+    CoverageData,
     change_coverage,
     changed_lines,
     context_matches,
+    coverage_from_report,
     key_of_test,
     parse_coverage_json,
 )
@@ -95,3 +103,49 @@ def test_a_change_inside_a_multi_line_statement_counts_by_its_statement() -> Non
     assert judged.value == 1.0
     unjudged = change_coverage(patch, base, base, base, base, tests, tests)
     assert unjudged.value is None  # line 2 alone is no statement
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["coverage==5.5", "coverage==7.6.1"])
+def test_the_sandbox_report_script_reads_what_coverage_json_reports(tmp_path: Path, version: str) -> None:
+    """covreport.py gives change coverage the same data as ``coverage json --show-contexts``
+    (which coverage 7 bloats with a copy of the context table per function and class)."""
+    from benchsmith.evaluation.covrun import REPORT_SCRIPT
+    from benchsmith.sandbox.tools import uv_binary
+
+    venv = tmp_path / "venv"
+    subprocess.run([uv_binary(), "venv", "-q", "-p", "3.11", str(venv)], check=True)
+    subprocess.run([uv_binary(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+                    version, "pytest<8.4"], check=True)
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "__init__.py").write_text("")
+    functions = "".join(f"def f{i}(x):\n    if x:\n        return (x +\n                {i})\n    return 0\n\n\n"
+                        for i in range(30))
+    (repo / "pkg" / "core.py").write_text(functions + "class C:\n    def m(self):\n        return f1(1)\n")
+    (repo / "test_core.py").write_text("from pkg.core import *\n\n" + "".join(
+        f"def test_{i}():\n    assert f{i}({i % 2}) == {i if i % 2 else 0} + {i % 2}\n\n" for i in range(20))
+        + "def test_m():\n    assert C().m() == 2\n")
+    cov = tmp_path / "benchsmith-cov"
+    cov.mkdir()
+    (cov / "run.rc").write_text("[run]\ndata_file = ../benchsmith-cov/run.data\nrelative_files = True\n"
+                                "dynamic_context = test_function\ninclude =\n    pkg/core.py\n")
+    python = str(venv / "bin" / "python")
+    subprocess.run([python, "-m", "coverage", "run", "--rcfile=../benchsmith-cov/run.rc", "-m",
+                    "pytest", "-q", "-p", "no:cacheprovider", "test_core.py"], cwd=repo, check=True)
+    subprocess.run([python, "-m", "coverage", "json", "--rcfile=../benchsmith-cov/run.rc",
+                    "-o", "../full.json", "--show-contexts"], cwd=repo, check=True)
+    script = Path(benchsmith.evaluation.__file__).with_name("covreport.py")
+    shutil.copy(script, repo / REPORT_SCRIPT)
+    subprocess.run([python, REPORT_SCRIPT, "../ours.json", "../benchsmith-cov/run.rc"], cwd=repo, check=True)
+    ours = json.loads((tmp_path / "ours.json").read_text())["run"]
+    expected = parse_coverage_json((tmp_path / "full.json").read_text())
+    assert coverage_from_report(ours) == expected
+    # f1's `return (x +` (line 10) runs in the tests that call f1 with a true x
+    assert expected.contexts and expected.tests("pkg/core.py", 10) == {"test_core.test_1",
+                                                                        "test_core.test_m"}
+    assert (tmp_path / "ours.json").stat().st_size < (tmp_path / "full.json").stat().st_size
+    # a run that measured nothing reads as no data
+    (cov / "none.rc").write_text("[run]\ndata_file = ../benchsmith-cov/none.data\n")
+    subprocess.run([python, REPORT_SCRIPT, "../none.json", "../benchsmith-cov/none.rc"], cwd=repo, check=True)
+    assert coverage_from_report(json.loads((tmp_path / "none.json").read_text())["none"]) == CoverageData()

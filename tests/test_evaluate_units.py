@@ -138,3 +138,30 @@ def test_test_commands_are_wrapped_in_coverage(tmp_path: Path) -> None:
             "PYTHONPATH=/tools python -m coverage run --rcfile=../benchsmith-cov/n.rc -m pytest")
         assert runner.command(TestSpec(runner="unittest"), ["a/b.py"], "u", ["x.py"]).endswith(
             "-m unittest -v a.b")
+
+
+@pytest.mark.slow
+def test_a_second_coverage_runner_in_an_environment_reuses_the_first_ones_probe() -> None:
+    from benchsmith.evaluation.covrun import PROBE_CACHE, REPORT_SCRIPT, CoverageRunner
+    from benchsmith.sandbox import LocalSandboxConfig, make_sandbox
+
+    with make_sandbox(LocalSandboxConfig()) as sandbox:
+        commands: list[str] = []
+        run = sandbox.exec
+
+        def counted(command: str, **kwargs):
+            commands.append(command)
+            return run(command, **kwargs)
+
+        sandbox.exec = counted  # type: ignore[method-assign]
+        first = CoverageRunner(sandbox, "")
+        assert first.available, first.error
+        probed = len(commands)
+        assert probed >= 3  # setup, probes (and here an install of coverage next to the checkout)
+        assert sandbox.read_file(PROBE_CACHE).decode().split("\n")[1] == " ".join(
+            [first.version, str(first.pytest_cov), str(first.xdist)])
+        second = CoverageRunner(sandbox, "")
+        assert len(commands) == probed + 1  # only the setup command, which read the cache
+        assert (second.available, second.prefix, second.version) == (True, first.prefix, first.version)
+        assert sandbox.read_file(REPORT_SCRIPT).decode() == (
+            Path(__file__).parents[1] / "src/benchsmith/evaluation/covreport.py").read_text() + "\n"

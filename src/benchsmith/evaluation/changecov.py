@@ -11,6 +11,7 @@ coverage (executed vs not).
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 
@@ -71,7 +72,12 @@ class CoverageData(BaseModel):
 
 def parse_coverage_json(text: str) -> CoverageData:
     """Read ``coverage json --show-contexts`` output (paths relative to the checkout)."""
-    raw = json.loads(text)
+    return coverage_from_report(json.loads(text))
+
+
+def coverage_from_report(raw: dict) -> CoverageData:
+    """Reduce a coverage JSON report (or :mod:`~benchsmith.evaluation.covreport`'s part of
+    one) to :class:`CoverageData`."""
     data = CoverageData()
     for path, entry in (raw.get("files") or {}).items():
         executed = [int(n) for n in entry.get("executed_lines", [])]
@@ -87,6 +93,7 @@ def parse_coverage_json(text: str) -> CoverageData:
     return data
 
 
+@functools.lru_cache(maxsize=32)  # the same sources, for every prediction of an instance
 def statement_lines(source: str) -> dict[int, int]:
     """Map each code line to the first line of the innermost statement containing it.
 

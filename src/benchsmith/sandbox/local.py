@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -229,19 +230,12 @@ def _wait(proc: subprocess.Popen[bytes], log: IO[bytes], timeout: float,
     output file did not grow."""
     deadline = time.monotonic() + timeout
     if not stall_timeout:
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return True, False
-        return False, False
+        return not _ended(proc, timeout), False
     size, grew = -1, time.monotonic()
     while True:
         now = time.monotonic()
-        try:
-            proc.wait(timeout=max(0.0, min(0.5, deadline - now)))
+        if _ended(proc, max(0.0, min(0.5, deadline - now))):
             return False, False
-        except subprocess.TimeoutExpired:
-            pass
         now = time.monotonic()
         current = os.fstat(log.fileno()).st_size
         if current != size:
@@ -250,6 +244,29 @@ def _wait(proc: subprocess.Popen[bytes], log: IO[bytes], timeout: float,
             return True, False
         if now - grew >= stall_timeout:
             return False, True
+
+
+def _ended(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait up to `timeout` seconds for `proc` to end; True when it did. Woken by the exit
+    itself through a pidfd where Linux has them (``Popen.wait`` polls in sleeps of up to 50 ms,
+    which adds up over the many short commands of an evaluation)."""
+    if proc.poll() is not None:
+        return True
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.poll(timeout * 1000)
+    finally:
+        os.close(pidfd)
+    return proc.poll() is not None
 
 
 def _signal_group(proc: subprocess.Popen[bytes], signum: int, wait_s: float) -> None:
