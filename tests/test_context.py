@@ -728,3 +728,28 @@ def test_factor_conditional_tox_lines_follow_one_env_never_their_union(tmp_path:
     # Every env names a Django: the first alternative is taken, not both.
     ctx = gather_context(write(tmp_path / "b", {"tox.ini": DJANGO_TOX, "setup.py": "x = 1\n"}))
     assert values(ctx.tox_deps) == ["Django>=3.2,<4"]
+
+
+def test_requirement_files_without_an_extension_in_a_requirements_directory(tmp_path: Path) -> None:
+    """requirements/tests and requirements/bench (falcon's layout) are requirement files; a
+    README next to them is not. The planner installs the mentioned ones, benchmarks only when
+    asked (a whole setup, not a test environment)."""
+    from benchsmith.setup.planner import RulePlanner
+    from benchsmith.setup.pyversion import PythonChoice
+
+    repo = write(tmp_path, {
+        "setup.py": "from setuptools import setup\nsetup(name='web')\n",
+        "requirements/tests": "pytest\nrequests\n",
+        "requirements/bench": "django\n",
+        "requirements/README": "what these files are\n",
+        "CONTRIBUTING.md": "```\npip install -r requirements/bench\npip install -r requirements/tests\n```\n",
+        "tests/test_x.py": "def test_x(): pass\n",
+    })
+    ctx = gather_context(repo)
+    assert ctx.requirement_files == ["requirements/bench", "requirements/tests"]
+    choice = PythonChoice(version="3.11", reason="test")
+    assert RulePlanner().plan(ctx, choice, "2024-01-01T00:00:00Z").requirement_files == [
+        "requirements/tests"]
+    whole = RulePlanner(skipped=("doc", "lint", "mypy", "typing"))
+    assert whole.plan(ctx, choice, "2024-01-01T00:00:00Z").requirement_files == [
+        "requirements/bench", "requirements/tests"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,91 @@ def test_a_clone_from_a_mirror_reaches_back_to_the_latest_tag(tmp_path: Path) ->
     clone_at(task, str(tmp_path / "mirrors"), tmp_path / "testbed")
     assert git("describe", "--tags", cwd=tmp_path / "testbed").startswith("1.4.0-2-g")
     assert git("rev-list", "--count", "HEAD", cwd=tmp_path / "testbed").strip() == "3"
+
+
+def test_a_requirement_pulling_in_an_unbuildable_dependency_is_left_out(tmp_path: Path) -> None:
+    """uv names the chain that brought in a package that does not build; the agent leaves out
+    the requirement at its head, from the packages or from the requirement file listing it."""
+    from benchsmith.core import Plan
+    from benchsmith.sandbox.tools import uv_binary
+    from benchsmith.setupbench.engine_agent import _leave_out_unbuildable
+
+    wheels = tmp_path / "dist"
+    wheels.mkdir()
+    # (names of our own, so the index has nothing by them; setuptools comes from the index)
+    for name, setup in (("bsfix_oldext", "raise SystemExit('error: a C extension for Python 2')"),
+                        ("bsfix_server", "from setuptools import setup\nsetup(name='bsfix_server', "
+                                         "version='1.0', install_requires=['bsfix_oldext'])")):
+        project = tmp_path / name
+        project.mkdir()
+        (project / "setup.py").write_text(setup + "\n")
+        (project / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        subprocess.run(["tar", "-czf", str(wheels / f"{name}-1.0.tar.gz"), "-C", str(tmp_path), name],
+                       check=True)
+    venv = tmp_path / "venv"
+    subprocess.run([uv_binary(), "venv", "-q", "-p", sys.executable, str(venv)], check=True)
+    result = subprocess.run([uv_binary(), "pip", "install", "--python", str(venv / "bin" / "python"),
+                             "--find-links", str(wheels), "bsfix_server"],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    repo = tmp_path / "repo"
+    (repo / "requirements").mkdir(parents=True)
+    (repo / "requirements" / "tests").write_text("-r common\nbsfix_server\npytest  # runner\n")
+    (repo / "requirements" / "common").write_text("requests\n")
+
+    direct = Plan(python="3", exclude_newer="", packages=["pytest", "bsfix-server>=1"])
+    repaired, why = _leave_out_unbuildable(direct, output, repo) or (None, "")
+    assert repaired is not None and repaired.packages == ["pytest"]
+    assert why == "left out bsfix-server: it does not build here (it needs bsfix-oldext)"
+
+    listed = Plan(python="3", exclude_newer="", requirement_files=["requirements/tests"], packages=["mock"])
+    repaired, why = _leave_out_unbuildable(listed, output, repo) or (None, "")
+    assert repaired is not None and repaired.requirement_files == []
+    assert repaired.packages == ["mock", "requests", "pytest"]
+    assert why.startswith("left out bsfix-server of requirements/tests")
+
+    unrelated = Plan(python="3", exclude_newer="", packages=["pytest"], extras=["test", "web"])
+    repaired, why = _leave_out_unbuildable(unrelated, output, repo) or (None, "")
+    assert repaired is not None and repaired.extras == ["test"]
+
+
+
+def test_an_unreachable_tox_constraints_default_gets_a_local_file(tmp_path: Path) -> None:
+    """``-c{env:TOX_CONSTRAINTS_FILE:https://...}`` on a host that cannot be reached: the
+    variable is exported for login shells, pointing at the installed versions; a reachable
+    default (here a loopback server) is left alone."""
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    from benchsmith.sandbox import LocalSandboxConfig, make_sandbox
+    from benchsmith.setupbench.engine_agent import _offline_constraints, _Run
+
+    (tmp_path / "upper.txt").write_text("six==1.16.0\n")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: SimpleHTTPRequestHandler(
+        *a, directory=str(tmp_path)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    closed = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    unreachable = f"http://127.0.0.1:{closed.server_address[1]}/upper"
+    closed.server_close()  # bound, then closed: nobody listens there
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "tox.ini").write_text(
+        "[testenv]\ndeps =\n"
+        f"  -c{{env:TOX_CONSTRAINTS_FILE:{unreachable}}}\n"
+        f"  -c{{env:UPPER_CONSTRAINTS_URL:http://127.0.0.1:{server.server_address[1]}/upper.txt}}\n"
+        f"  {{env:EXTRA_DEPS:{unreachable}}}\n  -r{{toxinidir}}/requirements.txt\n")
+    etc = tmp_path / "etc"
+    installed = "six==1.16.0\nStevedore==5.0\nrequests==2.31.0\n-e file:///testbed\n"
+    try:
+        with make_sandbox(LocalSandboxConfig()) as sandbox:
+            run = _Run(sandbox, time.monotonic() + 120, "ubuntu:22.04")
+            run.cwd = str(repo)
+            _offline_constraints(run, repo, installed, "stevedore", etc=str(etc))
+    finally:
+        server.shutdown()
+    assert (etc / "profile.d" / "benchsmith-offline.sh").read_text() == (
+        f"export TOX_CONSTRAINTS_FILE={etc}/benchsmith/TOX_CONSTRAINTS_FILE.txt\n")
+    assert (etc / "benchsmith" / "TOX_CONSTRAINTS_FILE.txt").read_text() == (
+        "six==1.16.0\nrequests==2.31.0\n")  # not the project itself
+    assert run.returncode == 0 and any("cannot be reached" in note for note in run.notes)

@@ -63,7 +63,14 @@ def _requirement_name(text: str) -> str | None:
 
 
 class RulePlanner:
-    """Turns a :class:`RepoContext` into a :class:`Plan` with deterministic rules."""
+    """Turns a :class:`RepoContext` into a :class:`Plan` with deterministic rules.
+
+    Requirement files whose path names one of `skipped` are not installed (a test environment
+    needs neither the docs' nor the benchmarks' dependencies; a whole setup may want the latter).
+    """
+
+    def __init__(self, skipped: tuple[str, ...] = ("doc", "lint", "mypy", "typing", "bench")) -> None:
+        self.skipped = skipped
 
     def plan(self, context: RepoContext, python: PythonChoice, exclude_newer: str) -> Plan:
         """Build the first plan; every choice records the files it came from."""
@@ -154,7 +161,7 @@ class RulePlanner:
                       for d in context.tox_deps if d.value.startswith("-r")]
         for path, source in mentioned:
             if path in existing and path not in files and not any(
-                    w in path.lower() for w in ("doc", "lint", "mypy", "typing")):
+                    w in path.lower() for w in self.skipped):
                 files.append(path)
                 sources.append(source)
         if not files:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import posixpath
 import re
 import shlex
 import shutil
@@ -33,6 +34,7 @@ from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import PythonChoice
 from benchsmith.setup.repair import RuleRepairer
+from benchsmith.setup.sources.requirements import requirement_lines
 from benchsmith.setup.system_packages import debian_packages_for
 from benchsmith.setupbench.agents import METRICS_FILE
 from benchsmith.setupbench.system_python import (
@@ -54,6 +56,7 @@ VERSION_PROBE = 'import sys; print("%d.%d" % sys.version_info[:2])'
 UNPINNED = "2100-01-01T00:00:00Z"
 MAX_REPAIRS = 3
 TEST_EXTRAS = ("test", "tests", "testing")
+_TOX_URL_DEFAULT = re.compile(r"\{env:([A-Za-z_]\w*):(https?://[^}\s]+)\}")
 _FAILED_BUILD = re.compile(r"Failed to build `([\w.-]+)(?:==|@| )")
 # Python distributions that drive a program of their own, and the Debian packages with it: the
 # project imports fine without them but does nothing (pytesseract calls `tesseract`).
@@ -103,7 +106,7 @@ class BenchsmithAgent:
         pin = _rfc3339(stamp) if stamp else UNPINNED
         choice = PythonChoice(version="3", reason="the image's system python3 (SetupBench: "
                               "no virtualenv)")
-        planner = RulePlanner()
+        planner = RulePlanner(skipped=("doc", "lint", "mypy", "typing"))  # benchmarks wanted
         plan = planner.plan(context, choice, pin)
         runners = [tool for name, tool in RUNNER_FILES.items() if (repo / name).exists()]
         plans = [("the plan", plan), *planner.alternatives(context, choice, pin, plan)]
@@ -132,6 +135,7 @@ class BenchsmithAgent:
         installed = run.capture("uv pip list --format freeze")
         names = {line.split("==")[0].strip().lower() for line in installed.splitlines()}
         self._apt(run, [p for name in sorted(names) for p in RUNTIME_PACKAGES.get(name, ())])
+        _offline_constraints(run, repo, installed, context.project_name or "")
 
     @staticmethod
     def _system_python(run: _Run) -> SystemPython:
@@ -163,7 +167,7 @@ class BenchsmithAgent:
                 return False
             diagnosis = repairer.diagnose(plan, run.last, "install", context)
             repaired = repairer.repair(plan, diagnosis, context) or _leave_out_unbuildable(
-                plan, run.last.output)
+                plan, run.last.output, Path(context.repo_root or "."))
             if repaired is None:
                 run.notes.append(f"no repair for {diagnosis.kind}: {diagnosis.reason[:200]}")
                 return False
@@ -200,21 +204,80 @@ class BenchsmithAgent:
                         + " ".join(shlex.quote(p) for p in wanted)) and run.step(command)
 
 
-def _leave_out_unbuildable(plan: Plan, output: str) -> tuple[Plan, str] | None:
-    """The plan without a dependency that fails to build on this Python (an old sdist): left
-    out of the extra packages, else the plan's extras narrowed to the test ones."""
+def _offline_constraints(run: _Run, repo: Path, installed: str, project: str,
+                         etc: str = "/etc") -> None:
+    """A tox setting whose default is a constraints file at a URL this machine cannot reach
+    (``-c{env:TOX_CONSTRAINTS_FILE:https://...}``) gets a local file instead: the versions just
+    installed, exported for every later login shell, so ``tox`` runs offline from that host."""
+    tox = repo / "tox.ini"
+    text = tox.read_text(encoding="utf-8", errors="replace") if tox.is_file() else ""
+    defaults = dict(_TOX_URL_DEFAULT.findall(text))
+    own = canonicalize_name(project) if project else ""
+    pins = [line for line in installed.splitlines()
+            if "==" in line and canonicalize_name(line.split("==")[0].strip()) != own]
+    exports = []
+    for name, url in sorted(defaults.items()):
+        reached = run.capture(f"curl -sS -o /dev/null -m 15 {shlex.quote(url)} && echo reached")
+        if "CONSTRAINT" not in name.upper() or reached.strip().endswith("reached"):
+            continue
+        path = f"{etc}/benchsmith/{name}.txt"
+        run.sandbox.exec(f"mkdir -p {etc}/benchsmith {etc}/profile.d", cwd="/", timeout=60)
+        run.sandbox.write_file(path, ("\n".join(pins) + "\n").encode())
+        exports.append(f"export {name}={path}\n")
+        run.notes.append(f"{url} cannot be reached: {name} set to {path} (the installed versions)")
+    if exports:
+        run.sandbox.write_file(f"{etc}/profile.d/benchsmith-offline.sh", "".join(exports).encode())
+
+
+def _leave_out_unbuildable(plan: Plan, output: str, repo: Path) -> tuple[Plan, str] | None:
+    """The plan without a dependency that fails to build on this Python (an old sdist), or
+    without what pulled it in (uv's hint names the chain): left out of the extra packages or of
+    the requirement file listing it (whose other lines are then installed as packages); else
+    the plan's extras narrowed to the test ones."""
     match = _FAILED_BUILD.search(output)
     if match is None:
         return None
-    name = canonicalize_name(match.group(1))
-    kept = [p for p in plan.packages if _requirement_key(p) != name]
-    if len(kept) < len(plan.packages):
-        return plan.model_copy(update={"packages": kept}), f"left out {name}: it does not build here"
+    failed: str = canonicalize_name(match.group(1))
+    chain = [failed]
+    if hint := re.search(rf"hint: `{re.escape(match.group(1))}` \(v[^)]*\) was included because (.*)",
+                         output):
+        chain += [_requirement_key(name) for name in re.findall(r"`([^`]+)`", hint.group(1))]
+    for name in dict.fromkeys(chain):
+        kept = [p for p in plan.packages if _requirement_key(p) != name]
+        if len(kept) < len(plan.packages):
+            why = "" if name == failed else f" (it needs {failed})"
+            return (plan.model_copy(update={"packages": kept}),
+                    f"left out {name}: it does not build here{why}")
+        for path in plan.requirement_files:
+            lines = _requirement_lines(repo, path)
+            if name in {_requirement_key(line) for line in lines}:
+                files = [f for f in plan.requirement_files if f != path]
+                packages = [*plan.packages, *(line for line in lines if _requirement_key(line) != name)]
+                return (plan.model_copy(update={"requirement_files": files, "packages": packages}),
+                        f"left out {name} of {path}: it does not build here"
+                        + ("" if name == failed else f" (it needs {failed})"))
     tests = [e for e in plan.extras if e in TEST_EXTRAS]
     if tests != plan.extras:
         return (plan.model_copy(update={"extras": tests}),
-                f"{name} does not build here: extras narrowed to {tests or 'none'}")
+                f"{failed} does not build here: extras narrowed to {tests or 'none'}")
     return None
+
+
+def _requirement_lines(repo: Path, path: str, depth: int = 0) -> list[str]:
+    """The requirements a requirement file lists, with the files it includes (``-r``)."""
+    try:
+        text = (repo / path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    lines: list[str] = []
+    for line in requirement_lines(text):
+        if line.startswith("-r") and depth < 5:
+            included = posixpath.normpath(posixpath.join(posixpath.dirname(path),
+                                                         line[2:].strip()))
+            lines += _requirement_lines(repo, included, depth + 1)
+        elif not line.startswith("-"):
+            lines.append(line)
+    return lines
 
 
 def _requirement_key(text: str) -> str:
@@ -226,6 +289,7 @@ class _Run:
 
     def __init__(self, sandbox: Sandbox, deadline: float, image: str) -> None:
         self.sandbox, self.deadline, self.image = sandbox, deadline, image
+        self.cwd = "/testbed"
         self.env = dict(SYSTEM_ENV)
         self.python: SystemPython | None = None
         self.commands: list[dict[str, object]] = []
@@ -244,7 +308,7 @@ class _Run:
         if self.left() <= 1:
             self.timed_out = True
             return False
-        result = self.sandbox.exec(command, cwd="/testbed", env=self.env, timeout=self.left())
+        result = self.sandbox.exec(command, cwd=self.cwd, env=self.env, timeout=self.left())
         self.commands.append({"command": command, "exit": result.returncode,
                               "seconds": result.duration_s})
         self.outputs.append(f"$ {command}\n{result.output[-20000:]}")
@@ -258,7 +322,7 @@ class _Run:
         """The output of a query command (not counted as a step)."""
         if self.left() <= 1:
             return ""
-        result = self.sandbox.exec(command, cwd="/testbed", env=self.env,
+        result = self.sandbox.exec(command, cwd=self.cwd, env=self.env,
                                    timeout=min(120, self.left()))
         return result.output if result.ok else ""
 

@@ -15,13 +15,18 @@ REQUIREMENT_GLOBS = (
     "ci/*requirements*.txt",
     "*/*requirements*.txt",
 )
+# Requirement directories whose files often have no extension (requirements/tests, reqs/dev).
+REQUIREMENT_DIRS = ("requirements", "reqs")
 PIPFILE_GROUPS = ("packages", "dev-packages")
 
 
 def find_requirement_files(c: Collector) -> None:
-    """Every requirements-style .txt file, as sorted repository-relative paths."""
-    found = sorted({path for pattern in REQUIREMENT_GLOBS for path in c.files.glob(pattern)})
-    for path in found:
+    """Every requirements-style file: .txt ones, and those without an extension in a
+    requirements directory; as sorted repository-relative paths."""
+    found = {path for pattern in REQUIREMENT_GLOBS for path in c.files.glob(pattern)}
+    found |= {path for folder in REQUIREMENT_DIRS for path in c.files.glob(f"{folder}/*")
+              if "." not in (name := path.rsplit("/", 1)[-1]) and name[:1].islower()}
+    for path in sorted(found):
         if c.files.text(path) is not None:
             c.extend_unique(c.ctx.requirement_files, [path], path)
     c.ctx.requirement_files.sort()
