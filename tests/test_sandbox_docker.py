@@ -145,6 +145,24 @@ def test_close_during_a_command_ends_it(box: DockerSandbox) -> None:
 
 
 @pytest.mark.docker
+def test_close_after_the_engine_went_away_does_not_raise(box: DockerSandbox) -> None:
+    """Closing when the engine cannot be reached any more (it was stopped mid-run) reports the
+    container it could not remove and returns: results already written stay."""
+    import docker
+
+    box.exec("true")
+    real, messages = box._client, []
+    box.progress = messages.append
+    box._client = docker.DockerClient(base_url="unix:///nonexistent/docker.sock", version="1.41")
+    try:
+        box.close()
+    finally:
+        real.api.remove_container(box.container_id, force=True)
+        real.close()
+    assert messages and messages[0].startswith(f"could not remove container {box.name}")
+
+
+@pytest.mark.docker
 def test_unreachable_daemon_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(BenchsmithError, match="start it with `dockerd`"):

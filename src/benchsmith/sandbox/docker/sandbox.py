@@ -129,8 +129,13 @@ class DockerSandbox:
         if self.container_id and not self.config.keep:
             import docker.errors
 
-            with contextlib.suppress(docker.errors.NotFound):
+            try:
                 self.client.api.remove_container(self.container_id, force=True)
+            except docker.errors.NotFound:
+                pass
+            except Exception as exc:  # the engine went away: closing must not raise past results
+                if self.progress:
+                    self.progress(f"could not remove container {self.name}: {str(exc)[:200]}")
         for client in (self._stream_client, self._client):
             if client is not None:
                 with contextlib.suppress(Exception):
