@@ -63,6 +63,7 @@ def test_builtin_service_and_dependency_conflict_tasks_pass_with_the_oracle(tmp_
     verdicts = {iid: (r["verdict"], r["reason"]) for iid, r in _results(out).items()}
     assert verdicts == {"bg-supervisor-gunicorn": ("success", ""),
                         "dep-pip-conflict": ("success", "")}
+    assert "dep-pip-conflict: success [agent " in done.stderr  # progress lines, no markup left
 
 
 AGENT = """#!/bin/bash

@@ -7,10 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
-from benchsmith.cli.app import app, fail, out
-from benchsmith.cli.app import say as _say
+from benchsmith.cli.app import app, fail, out, say
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
@@ -33,11 +31,6 @@ NetworkOpt = Annotated[str, typer.Option("--network", help="Container network (b
 CpusOpt = Annotated[float, typer.Option("--cpus", min=0.1, help="CPU limit per container.")]
 MemoryOpt = Annotated[str, typer.Option("--memory", help="Memory limit per container, e.g. 4g.")]
 CaOpt = Annotated[str | None, typer.Option("--ca-bundle", help="CA bundle made available in containers (default: the host's).")]
-
-
-def say(message: str) -> None:
-    """A progress line (task ids and reasons are no rich markup)."""
-    _say(escape(message))
 
 
 def _tasks(tasks: Path | None, builtin: bool, only: list[str] | None) -> list[SetupTask | TaskProblem]:
