@@ -249,7 +249,9 @@ def _wait(proc: subprocess.Popen[bytes], log: IO[bytes], timeout: float,
 def _ended(proc: subprocess.Popen[bytes], timeout: float) -> bool:
     """Wait up to `timeout` seconds for `proc` to end; True when it did. Woken by the exit
     itself through a pidfd where Linux has them (``Popen.wait`` polls in sleeps of up to 50 ms,
-    which adds up over the many short commands of an evaluation)."""
+    which adds up over the many short commands of an evaluation). The wait is cut into slices
+    of at most half a second so that a pending KeyboardInterrupt (``_thread.interrupt_main``, a
+    signal handled in another thread) is raised promptly."""
     if proc.poll() is not None:
         return True
     try:
@@ -263,7 +265,10 @@ def _ended(proc: subprocess.Popen[bytes], timeout: float) -> bool:
     try:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
-        poller.poll(timeout * 1000)
+        deadline = time.monotonic() + timeout
+        while not poller.poll(max(0.0, min(0.5, deadline - time.monotonic())) * 1000):
+            if time.monotonic() >= deadline:
+                break
     finally:
         os.close(pidfd)
     return proc.poll() is not None
