@@ -183,6 +183,28 @@ def test_cli_report_prints_the_table_json_and_html(tmp_path: Path) -> None:
     assert rows[-1]["task_type"] == "overall" and rows[-1]["success"] == 1
 
 
+def test_a_full_disk_is_one_line_and_keeps_the_results(tmp_path: Path) -> None:
+    """/dev/full answers every write with ENOSPC, as a full disk does."""
+    results = _write(tmp_path / "r.jsonl", [TaskResult(
+        input="a", instance_id="a", task_type="dbsetup", agent="noop", verdict="success").model_dump()])
+    done = _cli("setupbench", "report", str(results), "--html", "/dev/full")
+    assert done.returncode == 1
+    assert "No space left on device" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert results.read_text().count("\n") == 1
+
+
+def test_a_task_whose_logs_cannot_be_written_is_an_error_result(tmp_path: Path) -> None:
+    from benchsmith.setupbench import RunOptions, run_tasks
+
+    task = SetupTask(instance_id="t", success_command="true", repo_url="https://github.com/o/n")
+    out = tmp_path / "r.jsonl"
+    options = RunOptions(agent="noop", logs="/dev/full")  # not a folder: no log can go there
+    [result] = run_tasks([task], options, None, out)
+    assert result.verdict == "error" and "/dev/full" in result.reason
+    assert json.loads(out.read_text())["verdict"] == "error"
+
+
 def test_mine_conflicts_from_git_finds_the_fixing_commit(tmp_path: Path) -> None:
     from .conftest import RepoBuilder
 

@@ -28,7 +28,8 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 def main() -> None:
     """Entry point: run the app; bad input (unknown options, invalid values, BenchsmithError)
-    becomes one line on stderr and exit status 2."""
+    becomes one line on stderr and exit status 2, a failing machine (OSError: disk full) one
+    line and status 1."""
     from typer import Abort
 
     try:  # newer typer vendors click ...
@@ -65,4 +66,9 @@ def main() -> None:
     except BenchsmithError as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
+    except OSError as exc:  # the machine, not the input: a full disk, a vanished folder
+        where = f": {exc.filename}" if exc.filename else ""
+        err.print(f"[bold red]error:[/] {escape(exc.strerror or str(exc))}{escape(str(where))} "
+                  "(results written before this are kept)", highlight=False, soft_wrap=True)
+        sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

@@ -63,9 +63,15 @@ def run_tasks(items: Iterable[SetupTask | TaskProblem], options: RunOptions, san
             result = problem_result(item, options, run)
         else:
             say(f"{item.instance_id}: starting ({item.task_type}, agent {agent.name})")
-            result = run_task(item, agent, options, sandbox_config,
-                              logs / _safe(f"{item.instance_id}.{agent_label}.run{run}"), run=run,
-                              progress=say)
+            try:
+                result = run_task(item, agent, options, sandbox_config,
+                                  logs / _safe(f"{item.instance_id}.{agent_label}.run{run}"),
+                                  run=run, progress=say)
+            except OSError as exc:  # its logs could not be written (a full disk): an error
+                problem = TaskProblem(instance_id=item.instance_id, task_type=item.task_type,
+                                      where="harness", problem=f"{exc.strerror or exc}"
+                                      + (f": {exc.filename}" if exc.filename else ""))
+                result = problem_result(problem, options, run)
         if interrupted.is_set():  # its container was removed under it: not a result, rerun it
             return None
         writer.write(result)
@@ -78,7 +84,7 @@ def run_tasks(items: Iterable[SetupTask | TaskProblem], options: RunOptions, san
         try:
             for item in todo:
                 work(item)
-        except KeyboardInterrupt:
+        except BaseException:
             interrupted.set()
             close_all_sandboxes()
             raise
@@ -87,7 +93,7 @@ def run_tasks(items: Iterable[SetupTask | TaskProblem], options: RunOptions, san
     try:
         for future in as_completed([pool.submit(work, item) for item in todo]):
             future.result()
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, or the results file could not be written: stop them all
         interrupted.set()
         pool.shutdown(wait=False, cancel_futures=True)
         close_all_sandboxes()
