@@ -50,6 +50,10 @@ jobs:
     env:
       DATABASE_URL: postgresql://app:secret@localhost:${{ job.services.db.ports[5432] }}/app_test
       TOKEN: ${{ secrets.TOKEN }}
+      APP_TESTDB: app_test
+      APP_TESTDB_HOST: db
+      APP_DB_PASSWORD: ${{ secrets.DB_PASSWORD }}
+      LOG_LEVEL: debug
     steps:
       - uses: actions/setup-python@v4
         with:
@@ -107,12 +111,15 @@ def test_services_and_their_addresses_come_from_ci_and_compose_files(tmp_path: P
         "root", "rootpw", "shop")
     env = {h.value for h in context.service_env}
     # The job's own port expression resolves to the port; the lint job's URL is not the tests'.
+    # Plain connection settings of that job too, its service's name as host made loopback.
     assert env == {"DATABASE_URL=postgresql://app:secret@localhost:5432/app_test",
-                   "CACHE_URL=redis://localhost:6379/1"}
+                   "CACHE_URL=redis://localhost:6379/1", "APP_TESTDB=app_test",
+                   "APP_TESTDB_HOST=127.0.0.1"}
     plan = RulePlanner().plan(context, PythonChoice(version="3.11", reason="test"),
                               "2023-06-01T00:00:00Z")
     assert sorted(s.kind for s in plan.services) == ["mysql", "postgresql", "redis"]
     assert plan.env["DATABASE_URL"].endswith("@localhost:5432/app_test")
+    assert plan.env["APP_TESTDB_HOST"] == "127.0.0.1"
     assert ".github/workflows/ci.yml" in plan.sources["services"]
 
 

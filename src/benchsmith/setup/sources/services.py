@@ -26,6 +26,8 @@ _SCHEMES: dict[str, ServiceKind] = {"postgres": "postgresql", "postgresql": "pos
                                     "rediss": "redis"}
 # ${{ job.services.NAME.ports[5432] }} / ['5432'] -> the port itself (services listen on it).
 _SERVICE_PORT = re.compile(r"\$\{\{\s*job\.services\.[\w-]+\.ports\[['\"]?(\d+)['\"]?\]\s*\}\}")
+# A variable that configures how tests reach a database or cache (not a URL).
+_CONNECTION_KEY = re.compile(r"DB|DATABASE|SQL|PG|POSTGRES|MARIA|REDIS")
 _CREDENTIALS = {
     "postgresql": ("POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB"),
     "mysql": ("MYSQL_USER", "MYSQL_PASSWORD", "MYSQL_DATABASE"),
@@ -69,16 +71,23 @@ def _add(c: Collector, service: Service) -> None:
         c.mark(service.source)
 
 
-def _env_values(c: Collector, env: dict[str, Any], source: str) -> None:
-    """Keep environment entries that point at a service (and note the service)."""
+def _env_values(c: Collector, env: dict[str, Any], source: str,
+                hosts: frozenset[str] = frozenset()) -> None:
+    """Keep environment entries that point at a service (and note the service). In a job with
+    services, also the plain connection settings its tests read (``PSYCOPG2_TESTDB_HOST:
+    127.0.0.1``, ``DB_PASSWORD: secret``); a service's own name as the host (container jobs)
+    becomes the loopback address, where the sandbox's services listen."""
     for key, value in env.items():
         text = str(value) if isinstance(value, (str, int)) else ""
         text = _SERVICE_PORT.sub(r"\1", text)
-        kind = url_kind(text)
-        if kind is None or "${{" in text or not re.fullmatch(r"[A-Za-z_]\w*", key):
+        if "${{" in text or not re.fullmatch(r"[A-Za-z_]\w*", key):
             continue
-        c.hint(c.ctx.service_env, f"{key}={text}", source)
-        _add(c, Service(kind=kind, source=source))
+        kind = url_kind(text)
+        if kind is not None:
+            c.hint(c.ctx.service_env, f"{key}={text}", source)
+            _add(c, Service(kind=kind, source=source))
+        elif hosts and _CONNECTION_KEY.search(key.upper()) and re.fullmatch(r"[\w.@:/+-]{1,200}", text):
+            c.hint(c.ctx.service_env, f"{key}={'127.0.0.1' if text in hosts else text}", source)
 
 
 def read_services(c: Collector) -> None:
@@ -96,9 +105,10 @@ def read_services(c: Collector) -> None:
                 if kind:
                     _add(c, _service(kind, _env_items(spec.get("env")), path))
             if services:  # the job that talks to them says where they are
-                _env_values(c, {**workflow_env, **_env_items(job.get("env"))}, path)
+                hosts = frozenset(str(name) for name in services)
+                _env_values(c, {**workflow_env, **_env_items(job.get("env"))}, path, hosts)
                 for step in as_list(job.get("steps")):
-                    _env_values(c, _env_items(as_dict(step).get("env")), path)
+                    _env_values(c, _env_items(as_dict(step).get("env")), path, hosts)
     for path in sorted({p for pattern in COMPOSE_GLOBS for p in c.files.glob(pattern)}):
         for spec in as_dict(as_dict(c.files.yaml(path)).get("services")).values():
             spec = as_dict(spec)
