@@ -75,8 +75,9 @@ def _env_values(c: Collector, env: dict[str, Any], source: str,
                 hosts: frozenset[str] = frozenset()) -> None:
     """Keep environment entries that point at a service (and note the service). In a job with
     services, also the plain connection settings its tests read (``PSYCOPG2_TESTDB_HOST:
-    127.0.0.1``, ``DB_PASSWORD: secret``); a service's own name as the host (container jobs)
-    becomes the loopback address, where the sandbox's services listen."""
+    127.0.0.1``, ``DB_PASSWORD: secret``). A host (a service's own name in container jobs, the
+    Docker bridge's address) becomes the loopback address, where the sandbox's services
+    listen; a socket folder stays."""
     for key, value in env.items():
         text = str(value) if isinstance(value, (str, int)) else ""
         text = _SERVICE_PORT.sub(r"\1", text)
@@ -87,7 +88,9 @@ def _env_values(c: Collector, env: dict[str, Any], source: str,
             c.hint(c.ctx.service_env, f"{key}={text}", source)
             _add(c, Service(kind=kind, source=source))
         elif hosts and _CONNECTION_KEY.search(key.upper()) and re.fullmatch(r"[\w.@:/+-]{1,200}", text):
-            c.hint(c.ctx.service_env, f"{key}={'127.0.0.1' if text in hosts else text}", source)
+            loopback = text in hosts or (key.upper().endswith(("HOST", "HOSTNAME"))
+                                         and not text.startswith("/"))
+            c.hint(c.ctx.service_env, f"{key}={'127.0.0.1' if loopback else text}", source)
 
 
 def read_services(c: Collector) -> None:
