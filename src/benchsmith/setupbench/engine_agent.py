@@ -217,8 +217,10 @@ def _offline_constraints(run: _Run, repo: Path, installed: str, project: str,
             if "==" in line and canonicalize_name(line.split("==")[0].strip()) != own]
     exports = []
     for name, url in sorted(defaults.items()):
+        if "CONSTRAINT" not in name.upper():
+            continue
         reached = run.capture(f"curl -sS -o /dev/null -m 15 {shlex.quote(url)} && echo reached")
-        if "CONSTRAINT" not in name.upper() or reached.strip().endswith("reached"):
+        if reached.strip().endswith("reached"):
             continue
         path = f"{etc}/benchsmith/{name}.txt"
         run.sandbox.exec(f"mkdir -p {etc}/benchsmith {etc}/profile.d", cwd="/", timeout=60)
