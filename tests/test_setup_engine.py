@@ -397,3 +397,34 @@ def test_an_install_set_that_cannot_be_repaired_gives_way_to_the_next_alternativ
     assert record.plan is not None and "requirements-dev.txt" not in record.plan.requirement_files
     assert any("start over from the rules, " in (i.repair or "") for i in record.iterations)
     assert any(n.startswith("alternative install set:") for n in record.plan.notes)
+
+
+def test_a_hosted_submodule_comes_from_the_mirror_directory(make_repo, tmp_path: Path) -> None:
+    """`https://github.com/acme/tables.git` in .gitmodules of a mirror `DIR/acme+tool/repo` is
+    taken from `DIR/acme+tables/repo` when that exists (GitHub itself is out of reach)."""
+    import subprocess
+
+    from benchsmith.harness.checkout import materialize, resolve
+
+    data = make_repo("tables", {"values.txt": "2 4\n"})
+    tool = make_repo("tool", {"README.md": "tool\n",
+                              ".gitmodules": '[submodule "vendor/tables"]\n\tpath = vendor/tables\n'
+                                             "\turl = https://github.com/acme/tables.git\n"})
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=data.path, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    env = {"GIT_COMMITTER_DATE": "2023-05-02T12:00:00+00:00", "GIT_AUTHOR_DATE": "2023-05-02T12:00:00+00:00",
+           "PATH": "/usr/bin:/bin"}
+    git = ["git", "-c", "user.name=F", "-c", "user.email=f@x"]
+    subprocess.run([*git, "update-index", "--add", "--cacheinfo", f"160000,{head},vendor/tables"],
+                   cwd=tool.path, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "vendor tables"], cwd=tool.path, check=True, env=env)
+    mirrors = tmp_path / "mirrors"
+    for name, repo in (("tool", tool), ("tables", data)):
+        subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(mirrors / f"acme+{name}" / "repo")],
+                       check=True)
+    checked = materialize(resolve(str(mirrors / "acme+tool" / "repo")), tmp_path / "work")
+    assert (checked / "vendor" / "tables" / "values.txt").read_text() == "2 4\n"
+
+    subprocess.run(["rm", "-rf", str(mirrors / "acme+tables")], check=True)
+    alone = materialize(resolve(str(mirrors / "acme+tool" / "repo")), tmp_path / "alone")
+    assert not (alone / "vendor" / "tables" / "values.txt").exists()

@@ -213,9 +213,38 @@ def init_submodules(repo: Path, local_source: bool) -> list[str]:
     Submodules on the local disk are allowed only when the source itself is local.
     """
     allow = ["-c", "protocol.file.allow=always"] if local_source else []
+    if local_source:
+        _point_submodules_at_mirrors(repo)
     with contextlib.suppress(BenchsmithError):  # unreachable ones are listed below
         git(*allow, "submodule", "update", "--init", "--recursive", "--quiet", cwd=repo, timeout=300)
     return missing_submodules(repo)
+
+
+_HOSTED = re.compile(r"^(?:https?://|ssh://git@|git@|git://)[^/:]+[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
+
+
+def _point_submodules_at_mirrors(repo: Path) -> None:
+    """A checkout from a mirror directory (`DIR/owner+name/repo`) takes each submodule hosted as
+    `owner/name` from that directory's mirror of it when there is one, as the project itself is."""
+    try:
+        origin = Path(git("config", "--get", "remote.origin.url", cwd=repo).strip())
+    except BenchsmithError:
+        return
+    if not origin.is_absolute() or "+" not in origin.parent.name:
+        return
+    try:
+        listed = git("config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.url$", cwd=repo)
+    except BenchsmithError:
+        return
+    for line in listed.splitlines():
+        key, _, url = line.partition(" ")
+        hosted = _HOSTED.match(url.strip())
+        if not hosted:
+            continue
+        mirror = origin.parent.parent / f"{hosted[1]}+{hosted[2]}" / "repo"
+        if mirror.is_dir():
+            with contextlib.suppress(BenchsmithError):
+                git("config", key, str(mirror), cwd=repo)  # .git/config wins over .gitmodules
 
 
 def missing_submodules(repo: Path) -> list[str]:
