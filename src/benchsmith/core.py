@@ -154,6 +154,10 @@ class Plan(BaseModel):
     ini_overrides: dict[str, str] = Field(default_factory=dict)
     disabled_plugins: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    build_env: dict[str, str] = Field(default_factory=dict)  # set for the install commands only
+    # a published source archive of the project: the files the checkout lacks and git ignores
+    # (generated or downloaded by a build step that cannot run here) are taken from it
+    release_files: str = ""
     # the project's configured options that would change the exit status without a failing
     # test or stop the run early, and what the test command adds to cancel each
     neutralised: list[str] = Field(default_factory=list)

@@ -11,6 +11,7 @@ import shlex
 
 from benchsmith.core import Plan
 from benchsmith.harness import services as svc
+from benchsmith.harness.release_files import release_files_command
 from benchsmith.instance import TaskInstance, TestSpec
 from benchsmith.sandbox.pythons import version_key
 
@@ -45,6 +46,11 @@ def _pin_flags(plan: Plan) -> list[str]:
     return flags
 
 
+def _env_words(env: dict[str, str]) -> list[str]:
+    """`env K=V ...` in front of a command (nothing when `env` is empty)."""
+    return ["env", *(f"{k}={v}" for k, v in sorted(env.items()))] if env else []
+
+
 def _join(words: list[str]) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
@@ -61,7 +67,9 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
         )
     if apt and plan.services:
         commands.append(svc.install_command(plan.services))
-    base = _installer(plan)
+    if plan.release_files:
+        commands.append(release_files_command(plan.release_files))
+    base = _env_words(plan.build_env) + _installer(plan)
     pip = uses_pip(plan.python)
     if not plan.build_isolation and plan.build_requirements:
         commands.append(_join(base + sorted(set(plan.build_requirements))))
@@ -91,7 +99,7 @@ def render_reinstall(plan: Plan | None) -> str | None:
     # built the way the plan's install built it: the same per-package pins, the same isolation
     isolation = [] if plan.build_isolation else ["--no-build-isolation"]
     again = ["--force-reinstall"] if uses_pip(plan.python) else ["--reinstall"]
-    return _join([*_installer(plan), *isolation, "--no-deps", *again,
+    return _join([*_env_words(plan.build_env), *_installer(plan), *isolation, "--no-deps", *again,
                   *(["-e", "."] if plan.editable else ["."])])
 
 

@@ -1,6 +1,11 @@
-"""Repairs of how the project itself is built: build-time imports, editable installs."""
+"""Repairs of how the project itself is built: build-time imports, editable installs, C
+extensions that cannot be built, files a build step cannot make here."""
 
 from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
@@ -10,6 +15,7 @@ from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import BUILD_TOOL_FLOOR, allow_build_tool, backend_distribution
 from benchsmith.setup.knowledge import distribution_for_import
 from benchsmith.setup.pyversion import allows_python
+from benchsmith.setup.releases import source_archive_before
 
 
 def repair_build_dependency(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
@@ -59,3 +65,52 @@ def requirement_key(requirement: str) -> str:
     for sep in "<>=!~[ @":
         head = head.split(sep)[0]
     return canonicalize_name(head)
+
+
+# An environment switch a build script reads to skip its C extensions (AIOHTTP_NO_EXTENSIONS,
+# MSGPACK_PUREPYTHON, DISABLE_SQLALCHEMY_CEXT, ...).
+_PURE_SWITCH = re.compile(
+    r"""(?:os\.environ\.get|os\.getenv|environ\.get|getenv)\(\s*["']([A-Z0-9_]+)["']"""
+    r"""|["']([A-Z0-9_]+)["']\s+in\s+os\.environ|environ\[\s*["']([A-Z0-9_]+)["']\s*\]""")
+_PURE_NAME = re.compile(r"(?:NO|DISABLE|WITHOUT|SKIP)_?(?:[A-Z0-9]+_)*?(?:C_?)?(?:EXT|EXTENSIONS?|CEXTS?|"
+                        r"CYTHON|SPEEDUPS?|ACCELERAT[A-Z]*|COMPIL[A-Z]*)(?:_|\b)|PURE_?PYTHON")
+_BUILD_SCRIPTS = ("setup.py", "build.py", "hatch_build.py", "build_ext.py", "_build.py")
+
+
+def pure_python_switches(root: Path) -> list[str]:
+    """The environment variables the project's build scripts read to build without C code."""
+    names: list[str] = []
+    for script in _BUILD_SCRIPTS:
+        path = root / script
+        if not path.is_file():
+            continue
+        text = path.read_text(errors="replace")
+        for match in _PURE_SWITCH.finditer(text):
+            name = next(g for g in match.groups() if g)
+            if _PURE_NAME.search(name) and name not in names:
+                names.append(name)
+    return names
+
+
+def repair_pure_python(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """The project's own build failed and its build script has a switch for a pure-Python
+    build: set it for the install (the tests then run the Python implementations)."""
+    fresh = [n for n in pure_python_switches(Path(context.repo_root)) if n not in plan.build_env]
+    if not context.repo_root or not fresh:
+        return None
+    plan.build_env.update(dict.fromkeys(fresh, "1"))
+    return f"build without C extensions ({', '.join(f'{n}=1' for n in fresh)})"
+
+
+def repair_release_files(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """A build step generates or downloads files it cannot make here (npm, an unreachable host):
+    the project's last source archive on the index before the date has them."""
+    if plan.release_files or not context.project_name:
+        return None
+    moment = datetime.fromisoformat(plan.exclude_newer.replace("Z", "+00:00"))
+    found = source_archive_before(context.project_name, moment)
+    if found is None:
+        return None
+    version, plan.release_files = found
+    return (f"take the generated files the checkout lacks from {context.project_name} {version}'s "
+            f"source archive")

@@ -41,6 +41,36 @@ def earliest_satisfying_upload(name: str, specifier: SpecifierSet, index_url: st
     return best[1] if best else None
 
 
+def source_archive_before(name: str, moment: datetime, index_url: str | None = None,
+                          timeout: float = 20) -> tuple[str, str] | None:
+    """(version, URL) of the newest final release of `name` whose source archive was on the
+    index before `moment`; None when there is none or the index cannot tell."""
+    base = (index_url or os.environ.get(INDEX_ENV) or DEFAULT_INDEX).rstrip("/")
+    try:
+        response = httpx.get(f"{base}/pypi/{name}/json", timeout=timeout, follow_redirects=True,
+                             headers={"User-Agent": "benchsmith (release archives)"})
+        response.raise_for_status()
+        releases = response.json().get("releases") or {}
+    except (httpx.HTTPError, ValueError):
+        return None
+    best: tuple[Version, str] | None = None
+    for text, files in releases.items():
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        if version.is_prerelease or (best and version <= best[0]):
+            continue
+        for item in files or []:
+            if not isinstance(item, dict) or item.get("packagetype") != "sdist" or item.get("yanked"):
+                continue
+            uploaded = _time(item.get("upload_time_iso_8601"))
+            if uploaded is not None and uploaded < moment and isinstance(item.get("url"), str):
+                best = (version, str(response.url.join(item["url"])))  # some mirrors write relative URLs
+                break
+    return (str(best[0]), best[1]) if best else None
+
+
 def pin_after(moment: datetime) -> str:
     """The ``--exclude-newer`` timestamp that admits everything uploaded up to `moment`: the
     next midnight (UTC)."""

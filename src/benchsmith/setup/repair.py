@@ -12,7 +12,13 @@ from packaging.utils import canonicalize_name
 
 from benchsmith.core import Diagnosis, DiagnosisKind, ExecResult, Plan
 from benchsmith.sandbox.pythons import version_key
-from benchsmith.setup.build_repairs import repair_build_dependency, repair_editable, requirement_key
+from benchsmith.setup.build_repairs import (
+    repair_build_dependency,
+    repair_editable,
+    repair_pure_python,
+    repair_release_files,
+    requirement_key,
+)
 from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS, positional_args
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
@@ -315,6 +321,8 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "missing_modules": [repair_modules],
     "build_dependency_missing": [repair_build_dependency],
     "no_pep660": [repair_editable],
+    "build_needs_network": [repair_release_files],
+    "project_build_failed": [repair_pure_python, repair_release_files],
     "unsatisfiable": [repair_own_prerelease, repair_own_dependents, repair_conflicting_extra,
                       repair_unsatisfiable],
     "not_in_registry": [repair_not_in_registry],
