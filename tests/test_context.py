@@ -753,3 +753,19 @@ def test_requirement_files_without_an_extension_in_a_requirements_directory(tmp_
     whole = RulePlanner(skipped=("doc", "lint", "mypy", "typing"))
     assert whole.plan(ctx, choice, "2024-01-01T00:00:00Z").requirement_files == [
         "requirements/bench", "requirements/tests"]
+
+
+def test_minimum_version_tox_envs_do_not_join_the_default_install(tmp_path: Path) -> None:
+    """A `pinned` / `min-deps` env pins the oldest supported versions: its deps are not unioned
+    with the default env's (scrapy's [pinned] Protego==0.1.15 once pinned a whole install)."""
+    repo = write(tmp_path, {
+        "setup.py": "from setuptools import setup\nsetup(name='pinme')\n",
+        "tox.ini": ("[tox]\nenvlist = py,pinned,py38-min-deps\n\n[testenv]\ndeps =\n    pytest\n"
+                    "    attrs>=22\ncommands = pytest tests\n\n[pinned]\ndeps =\n    attrs==19.1.0\n\n"
+                    "[testenv:pinned]\ndeps =\n    {[pinned]deps}\n    six==1.10\ncommands = pytest tests\n\n"
+                    "[testenv:min-deps]\ndeps = attrs==20.1\ncommands = pytest -x tests\n"),
+        "tests/test_x.py": "def test_x(): pass\n",
+    })
+    ctx = gather_context(repo)
+    assert values(ctx.tox_deps) == ["pytest", "attrs>=22"]
+    assert values(ctx.test_commands, "tox.ini") == ["pytest tests"]

@@ -66,6 +66,18 @@ _NON_TEST_ENV = re.compile(
 )
 
 
+# Envs that test the oldest supported dependencies: their pins are one alternative, never the
+# plain test run's (a union with the default env's would pin the whole install to them).
+_MIN_VERSIONS_ENV = re.compile(r"(pinned|min|minimum|mindeps|min-?(deps|versions?|reqs?)|oldest(-?deps)?"
+                               r"|lowest(-?direct)?|lower-?bounds?)")
+
+
+def is_min_versions_env(name: str) -> bool:
+    """Whether a tox env / nox session name (or a factor of it) installs minimum versions."""
+    parts = [name.lower(), *name.lower().split("-")]
+    return any(_MIN_VERSIONS_ENV.fullmatch(part.strip()) for part in parts)
+
+
 def is_non_test_env(name: str) -> bool:
     """Whether a tox env / nox session name (or one of its factors) is a lint/docs/release one."""
     parts = [name.lower(), *name.lower().split("-")]

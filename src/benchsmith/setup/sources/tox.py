@@ -9,7 +9,12 @@ from typing import Any
 
 from benchsmith.setup.sources.coerce import as_dict, as_list, as_str, as_str_list, ini_list
 from benchsmith.setup.sources.collector import Collector
-from benchsmith.setup.sources.commands import is_non_test_env, join_args, settings_assignments
+from benchsmith.setup.sources.commands import (
+    is_min_versions_env,
+    is_non_test_env,
+    join_args,
+    settings_assignments,
+)
 from benchsmith.setup.sources.repo_files import load_ini
 from benchsmith.setup.sources.versions import expand_braces, split_envlist, tox_env_pythons
 
@@ -64,7 +69,7 @@ def chosen_factors(envlist: list[str]) -> set[str]:
     one with the fewest such factors (one alternative per factor group, never their union)."""
     best: set[str] | None = None
     for env in envlist:
-        if is_non_test_env(env) or _PYPY_ONLY.match(env):
+        if is_non_test_env(env) or is_min_versions_env(env) or _PYPY_ONLY.match(env):
             continue
         extra = {f for f in env.split("-") if f and not _python_factor(f)}
         if best is None or len(extra) < len(best):
@@ -166,7 +171,8 @@ def read_tox_ini(
     factors = chosen_factors(envlist)
     for section in ini.sections():
         name = section.partition(":")[2].strip()
-        if (section != "testenv" and not section.startswith("testenv:")) or is_non_test_env(name):
+        if (section != "testenv" and not section.startswith("testenv:")) or is_non_test_env(name) \
+                or is_min_versions_env(name):
             continue
         values = ini[section]
         tox_env = ToxEnv(
@@ -202,7 +208,7 @@ def read_tox_toml(c: Collector, table: dict[str, Any], source: str) -> None:
     envs = {"": as_dict(table.get("env_run_base"))} | as_dict(table.get("env"))
     for name, values in envs.items():
         values = as_dict(values)
-        if not values or is_non_test_env(name):
+        if not values or is_non_test_env(name) or is_min_versions_env(name):
             continue
         commands = as_list(values.get("commands_pre")) + as_list(values.get("commands"))
         tox_env = ToxEnv(
