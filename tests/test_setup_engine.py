@@ -428,3 +428,29 @@ def test_a_hosted_submodule_comes_from_the_mirror_directory(make_repo, tmp_path:
     subprocess.run(["rm", "-rf", str(mirrors / "acme+tables")], check=True)
     alone = materialize(resolve(str(mirrors / "acme+tool" / "repo")), tmp_path / "alone")
     assert not (alone / "vendor" / "tables" / "values.txt").exists()
+
+
+def test_files_the_source_lacks_are_recorded(make_repo, tmp_path: Path) -> None:
+    """A partial mirror without a large blob: the checkout lacks that file, the context and the
+    failure reason say so (textual's test snapshots were such a file)."""
+    import subprocess
+
+    from benchsmith.harness.checkout import materialize, resolve
+    from benchsmith.setup.context import gather_context
+
+    repo = make_repo("snap", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                              "tests/snapshots/add.txt": "1 + 2 = 3 (snapshot)\n",
+                              "tests/test_snap.py": (
+                                  "from pathlib import Path\n\n\ndef test_snapshot():\n"
+                                  "    assert Path('tests/snapshots/add.txt').read_text().startswith('1 + 2')\n")})
+    mirror = tmp_path / "mirrors" / "acme+snap" / "repo"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(mirror)], check=True)
+    blob = subprocess.run(["git", "rev-parse", "HEAD:tests/snapshots/add.txt"], cwd=mirror,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (mirror / "objects" / blob[:2] / blob[2:]).unlink()
+
+    checked = materialize(resolve(str(mirror)), tmp_path / "work")
+    assert gather_context(checked).missing_files == ["tests/snapshots/add.txt"]
+    record = engine(tmp_path, max_iterations=0).setup(str(mirror), on_date=PIN_DATE)
+    assert record.status == "failed" and record.missing_files == ["tests/snapshots/add.txt"]
+    assert "the source lacks 1 tracked file(s): tests/snapshots/add.txt" in record.failure_reason

@@ -247,6 +247,18 @@ def _point_submodules_at_mirrors(repo: Path) -> None:
                 git("config", key, str(mirror), cwd=repo)  # .git/config wins over .gitmodules
 
 
+def missing_files(repo: Path, limit: int = 20) -> list[str]:
+    """Tracked files the checkout lacks: their contents are not in the source (a partial mirror
+    without some large blobs). At most `limit` paths."""
+    if not (repo / ".git").exists():
+        return []
+    try:
+        listed = git("ls-files", "--deleted", "-z", cwd=repo)
+    except BenchsmithError:
+        return []
+    return [p for p in listed.split("\0") if p][:limit]
+
+
 def missing_submodules(repo: Path) -> list[str]:
     """Submodule paths of `.gitmodules` that have no files in the checkout."""
     try:

@@ -19,6 +19,7 @@ class RepoContext(BaseModel):
 
     repo_root: str = ""  # host path of the checkout the context was read from
     missing_submodules: list[str] = Field(default_factory=list)  # declared, but not checked out
+    missing_files: list[str] = Field(default_factory=list)  # tracked, but not in the source's objects
     root_files: list[str] = Field(default_factory=list)
     root_dirs: list[str] = Field(default_factory=list)
     has_python_project: bool = False

@@ -143,6 +143,7 @@ class SetupEngine:
                              backend=self.options.sandbox.type, benchsmith_version=__version__,
                              provenance=self.provenance(),
                              missing_submodules=context.missing_submodules,
+                             missing_files=context.missing_files,
                              focus=list(focus or []))
         origin, plan = candidates.pop(0)
         tried: list[Plan] = []
@@ -221,6 +222,9 @@ class SetupEngine:
             if record.missing_submodules:  # often the cause: sources or data never arrived
                 record.failure_reason += (" (submodules not checked out: "
                                           f"{', '.join(record.missing_submodules)})")
+            if record.missing_files:  # tests compare against files that never arrived
+                record.failure_reason += (f" (the source lacks {len(record.missing_files)} tracked "
+                                          f"file(s): {', '.join(record.missing_files[:3])})")
         record.pass_rate = last.pass_rate
         record.hung = list(last.hung)
         record.needs_network = list(last.needs_network)

@@ -79,6 +79,7 @@ class SetupRecord(BaseModel):
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
     tests_offline: bool = False  # the validating tests ran without network access
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out
+    missing_files: list[str] = Field(default_factory=list)  # tracked files the source lacks
 
 
 def test_outcome(counts: TestCounts, rate: float | None,
