@@ -517,3 +517,24 @@ def test_configured_options_that_change_the_exit_status_are_cancelled_and_record
     quiet = context(pytest_addopts="--doctest-modules --maxfail=0")
     plan = RulePlanner().plan(quiet, choose_python(quiet, date(2023, 6, 1), PY), "2023-06-01T00:00:00Z")
     assert plan.neutralised == [] and "--no-cov" not in plan.test_args
+
+
+def test_the_next_missing_library_counts_as_progress() -> None:
+    """Collection errors for libglib, then for libgl1 after libglib was installed: the same
+    tests fail, but the repair made progress; a Python switch with the same failures did not."""
+    from benchsmith.core import Diagnosis, TestResult
+    from benchsmith.harness.testrun import count_tests
+    from benchsmith.setup.record import test_outcome
+
+    counts = count_tests([TestResult(name="tests/test_pdf.py", status="ERROR"),
+                          TestResult(name="tests/test_a.py::test_a", status="PASSED")])
+
+    def missing(package: str) -> Diagnosis:
+        return Diagnosis(category="installation", kind="system_packages",
+                         reason=f"needs Debian packages: {package}", facts={"packages": [package]})
+
+    assert test_outcome(counts, 0.5, missing("libglib2.0-0")) != test_outcome(counts, 0.5, missing("libgl1"))
+    assert test_outcome(counts, 0.5, missing("libgl1")) == test_outcome(counts, 0.5, missing("libgl1"))
+    vain = [Diagnosis(category="undecidable", kind="tests_failing", reason=f"on Python {v}",
+                      facts={"python": [v]}) for v in ("3.11", "3.10")]
+    assert test_outcome(counts, 0.5, vain[0]) == test_outcome(counts, 0.5, vain[1])

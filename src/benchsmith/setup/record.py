@@ -89,7 +89,16 @@ def test_outcome(counts: TestCounts, rate: float | None,
     if not counts.tests:
         return frozenset(), None, diagnosis.reason
     failing = frozenset(t.name for t in counts.tests if t.status in FAILING)
-    return failing, rate, ""
+    # The same tests failing for the next missing thing (a shared library, then another) is
+    # progress: what is missing is part of the outcome.
+    missing = (repr(sorted((k, sorted(v)) for k, v in diagnosis.facts.items()))
+               if diagnosis.kind in _MISSING_KINDS else "")
+    return failing, rate, missing
+
+
+# Diagnoses whose facts name something missing that a repair adds.
+_MISSING_KINDS = frozenset({"system_packages", "missing_modules", "missing_plugins", "needs_service",
+                            "unknown_options"})
 
 
 def command_run(phase: Literal["install", "test"], result: ExecResult,
