@@ -454,3 +454,17 @@ def test_files_the_source_lacks_are_recorded(make_repo, tmp_path: Path) -> None:
     record = engine(tmp_path, max_iterations=0).setup(str(mirror), on_date=PIN_DATE)
     assert record.status == "failed" and record.missing_files == ["tests/snapshots/add.txt"]
     assert "the source lacks 1 tracked file(s): tests/snapshots/add.txt" in record.failure_reason
+
+
+def test_a_failed_record_names_its_best_round(make_repo, tmp_path: Path) -> None:
+    """Round 1 (Python 3.11) passes 3 of 4; the older Python tried next passes none: the failure
+    reason is the last round's, and names the better first one."""
+    checks = "import sys\n\n\n" + "".join(
+        f"def test_{n}():\n    assert sys.version_info >= (3, 11)\n\n\n" for n in "abc") + \
+        "def test_d():\n    assert False\n"
+    repo = make_repo("newpy", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                               "tests/test_py.py": checks})
+    record = engine(tmp_path, max_iterations=1).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "failed"
+    assert [r.pass_rate for r in record.iterations] == [0.75, 0.0], record.failure_reason
+    assert "(best: round 1: " in record.failure_reason and "75.0%" in record.failure_reason

@@ -225,6 +225,10 @@ class SetupEngine:
             if record.missing_files:  # tests compare against files that never arrived
                 record.failure_reason += (f" (the source lacks {len(record.missing_files)} tracked "
                                           f"file(s): {', '.join(record.missing_files[:3])})")
+            best = max(record.iterations, key=lambda i: i.pass_rate or 0.0)
+            if (best.pass_rate or 0.0) > (last.pass_rate or 0.0):  # a later plan did worse
+                why = best.diagnosis.reason if best.diagnosis else f"pass rate {best.pass_rate:.1%}"
+                record.failure_reason += f" (best: round {best.round}: {why})"
         record.pass_rate = last.pass_rate
         record.hung = list(last.hung)
         record.needs_network = list(last.needs_network)
