@@ -28,10 +28,7 @@ from benchsmith.harness.prepare import install_env
 from benchsmith.harness.render import leaving_out, plan_spec, render, render_spec
 from benchsmith.harness.services import local_reason
 from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
-from benchsmith.sandbox.config import (
-    close_all_sandboxes,
-    make_sandbox,
-)
+from benchsmith.sandbox.config import close_all_sandboxes, make_sandbox
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.sandbox.store import environment_name
 from benchsmith.setup.context import gather_context
@@ -41,7 +38,13 @@ from benchsmith.setup.optional import optional_requirements, skip_reasons
 from benchsmith.setup.options import SetupOptions
 from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
-from benchsmith.setup.record import Iteration, SetupRecord, command_run, test_outcome
+from benchsmith.setup.record import (
+    Iteration,
+    SetupRecord,
+    command_run,
+    failure_summary,
+    test_outcome,
+)
 from benchsmith.setup.refdb import ReferenceDB, ReferencePlans
 from benchsmith.setup.repair import RuleRepairer
 
@@ -215,20 +218,7 @@ class SetupEngine:
         record.runner = plan.runner
         record.sources = plan.sources
         if last.diagnosis:
-            record.failure_category = (
-                "infrastructure" if last.diagnosis.infrastructure else last.diagnosis.category
-            )
-            record.failure_reason = last.diagnosis.reason
-            if record.missing_submodules:  # often the cause: sources or data never arrived
-                record.failure_reason += (" (submodules not checked out: "
-                                          f"{', '.join(record.missing_submodules)})")
-            if record.missing_files:  # tests compare against files that never arrived
-                record.failure_reason += (f" (the source lacks {len(record.missing_files)} tracked "
-                                          f"file(s): {', '.join(record.missing_files[:3])})")
-            best = max(record.iterations, key=lambda i: i.pass_rate or 0.0)
-            if (best.pass_rate or 0.0) > (last.pass_rate or 0.0):  # a later plan did worse
-                why = best.diagnosis.reason if best.diagnosis else f"pass rate {best.pass_rate:.1%}"
-                record.failure_reason += f" (best: round {best.round}: {why})"
+            record.failure_category, record.failure_reason = failure_summary(record, last.diagnosis)
         record.pass_rate = last.pass_rate
         record.hung = list(last.hung)
         record.needs_network = list(last.needs_network)

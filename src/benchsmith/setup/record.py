@@ -107,3 +107,21 @@ def command_run(phase: Literal["install", "test"], result: ExecResult,
     return CommandRun(phase=phase, command=result.command, returncode=result.returncode,
                       duration_s=result.duration_s, timed_out=result.timed_out, tests=tests,
                       log_tail=output_tail(result.output, lines=30, width=10_000))
+
+
+def failure_summary(record: SetupRecord, diagnosis: Diagnosis) -> tuple[str, str]:
+    """(category, reason) of a failed record from its last diagnosis, with what else explains
+    it: submodules or files the source lacked, and an earlier round that did better."""
+    category = "infrastructure" if diagnosis.infrastructure else diagnosis.category
+    reason = diagnosis.reason
+    if record.missing_submodules:  # often the cause: sources or data never arrived
+        reason += f" (submodules not checked out: {', '.join(record.missing_submodules)})"
+    if record.missing_files:  # tests compare against files that never arrived
+        reason += (f" (the source lacks {len(record.missing_files)} tracked file(s): "
+                   f"{', '.join(record.missing_files[:3])})")
+    last = record.iterations[-1] if record.iterations else None
+    best = max(record.iterations, key=lambda i: i.pass_rate or 0.0, default=None)
+    if last and best and (best.pass_rate or 0.0) > (last.pass_rate or 0.0):  # a later plan did worse
+        why = best.diagnosis.reason if best.diagnosis else f"pass rate {best.pass_rate:.1%}"
+        reason += f" (best: round {best.round}: {why})"
+    return category, reason
