@@ -175,6 +175,12 @@ def test_refused_service_connections_are_a_service_need_not_the_network() -> Non
     assert service_failures(POSTGRES_REFUSED) == ["postgresql"]
     assert service_failures(REDIS_REFUSED) == ["redis"] and service_failures(MYSQL_REFUSED) == ["mysql"]
     assert service_failures("E   ConnectionRefusedError: [Errno 111] Connection refused") == []
+    # a cluster node or a server with modules on a port of its own: not one we can start
+    elsewhere = ("=========================== short test summary info ============================\n"
+                 + REDIS_REFUSED + "\nFAILED tests/test_json.py::test_set - redis.exceptions.ConnectionError: "
+                 "Error 111 connecting to localhost:36379. Connection refused.\n"
+                 "========================= 2 failed in 0.31s =========================\n")
+    assert network_failures(elsewhere, "pytest") == {"tests/test_json.py::test_set"}
     diagnosis = diagnose_tests(ExecResult(command="pytest", returncode=1, output=POSTGRES_REFUSED,
                                           duration_s=1), ["app"], "pytest")
     assert diagnosis.kind == "needs_service" and diagnosis.facts["services"] == ["postgresql"]

@@ -40,6 +40,20 @@ _SERVICES: dict[str, re.Pattern[str]] = {
                         r"Connect call failed \('[^']*', 6379\)|redis\.exceptions\.ConnectionError"),
 }
 
+# The endpoint a failed connection names, and the ports benchsmith starts its services on: a
+# refusal on another port (a cluster node, a sentinel, a server with modules of its own) is a
+# server the sandbox does not provide, out of reach like another host.
+_ENDPOINT = re.compile(r"connecting to [\w.\-]+:(?P<a>\d{1,5})\b|Connect call failed \('[^']*', "
+                       r"(?P<b>\d{1,5})\)|server at \"[^\"]*\"(?: \([^)]*\))?, port (?P<c>\d{1,5}) failed")
+_SERVICE_PORTS = frozenset({5432, 3306, 6379})
+
+
+def _elsewhere(message: str) -> bool:
+    ports = {int(port) for match in _ENDPOINT.finditer(message)
+             for port in match.group("a", "b", "c") if port}
+    return bool(ports) and not ports & _SERVICE_PORTS
+
+
 _PARSERS: dict[str, type[LogParser]] = {
     "pytest": PytestLogParser,
     "unittest": UnittestLogParser,
@@ -89,10 +103,12 @@ def collecting_module(output: str) -> str | None:
 
 def network_failures(output: str, runner: str) -> set[str]:
     """Tests whose failure message says they tried to reach the network (pytest summaries,
-    unittest tracebacks); a refused connection to a local service is not the network."""
+    unittest tracebacks); a refused connection to a local service is not the network, unless
+    it names a port no service of ours listens on."""
     messages = failure_messages(output) if runner == "pytest" else unittest_failure_messages(output)
     return {name for name, message in messages.items()
-            if _NETWORK.search(message) and not service_failures(message)}
+            if (_NETWORK.search(message) and not service_failures(message))
+            or (service_failures(message) and _elsewhere(message))}
 
 
 def service_failures(output: str) -> list[str]:
