@@ -178,6 +178,9 @@ def test_two_test_packages_of_one_name_are_a_collection_clash_not_a_distribution
     assert fixed is not None and fixed.test_args == ["test", "--continue-on-collection-errors"]
     assert "plugins/templater/test/linter_test.py" in what
     assert RuleRepairer().repair(fixed, clash, context()) is None
+    unnamed = clash.model_copy(update={"facts": {}})
+    _, what = RuleRepairer().repair(plan(test_args=["test"]), unnamed, context()) or (None, "")
+    assert what == "run the tests despite collection errors"
     # A missing third-party module next to the clash is still installed first.
     both = diagnose_tests(failed(CLASH + "E   ModuleNotFoundError: No module named 'yaml'\n", 2),
                           ["sqlx"], "pytest", frozenset({"test"}))

@@ -13,5 +13,7 @@ def repair_collection_errors(plan: Plan, diagnosis: Diagnosis, context: RepoCont
         return None
     plan.test_args.append("--continue-on-collection-errors")
     files = diagnosis.facts.get("files", [])
+    if not files:
+        return "run the tests despite collection errors"
     return ("run the tests despite collection errors in " + ", ".join(files[:3])
             + (f" and {len(files) - 3} more" if len(files) > 3 else ""))
