@@ -95,8 +95,10 @@ def pure_python_switches(root: Path) -> list[str]:
 def repair_pure_python(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """The project's own build failed and its build script has a switch for a pure-Python
     build: set it for the install (the tests then run the Python implementations)."""
+    if not context.repo_root:
+        return None
     fresh = [n for n in pure_python_switches(Path(context.repo_root)) if n not in plan.build_env]
-    if not context.repo_root or not fresh:
+    if not fresh:
         return None
     plan.build_env.update(dict.fromkeys(fresh, "1"))
     return f"build without C extensions ({', '.join(f'{n}=1' for n in fresh)})"
