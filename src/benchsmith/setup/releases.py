@@ -13,18 +13,27 @@ DEFAULT_INDEX = "https://pypi.org"
 INDEX_ENV = "BENCHSMITH_PYPI_URL"  # the same variable `benchsmith candidates` reads
 
 
-def earliest_satisfying_upload(name: str, specifier: SpecifierSet, index_url: str | None = None,
-                               timeout: float = 20) -> datetime | None:
-    """When the first release of `name` that satisfies `specifier` was complete on the index
-    (its last file's upload time); None when the index cannot tell."""
+def _releases(name: str, index_url: str | None, timeout: float) -> tuple[httpx.URL, dict] | None:
+    """(the JSON document's URL, its "releases" table) from the index's JSON API for `name`;
+    None when the index cannot tell."""
     base = (index_url or os.environ.get(INDEX_ENV) or DEFAULT_INDEX).rstrip("/")
     try:
         response = httpx.get(f"{base}/pypi/{name}/json", timeout=timeout, follow_redirects=True,
                              headers={"User-Agent": "benchsmith (release dates)"})
         response.raise_for_status()
-        releases = response.json().get("releases") or {}
-    except (httpx.HTTPError, ValueError):
+        return response.url, response.json().get("releases") or {}
+    except (httpx.HTTPError, ValueError, AttributeError):
         return None
+
+
+def earliest_satisfying_upload(name: str, specifier: SpecifierSet, index_url: str | None = None,
+                               timeout: float = 20) -> datetime | None:
+    """When the first release of `name` that satisfies `specifier` was complete on the index
+    (its last file's upload time); None when the index cannot tell."""
+    found = _releases(name, index_url, timeout)
+    if found is None:
+        return None
+    releases = found[1]
     best: tuple[datetime, datetime] | None = None  # (first upload, last upload) of a release
     for text, files in releases.items():
         try:
@@ -45,14 +54,10 @@ def source_archive_before(name: str, moment: datetime, index_url: str | None = N
                           timeout: float = 20) -> tuple[str, str] | None:
     """(version, URL) of the newest final release of `name` whose source archive was on the
     index before `moment`; None when there is none or the index cannot tell."""
-    base = (index_url or os.environ.get(INDEX_ENV) or DEFAULT_INDEX).rstrip("/")
-    try:
-        response = httpx.get(f"{base}/pypi/{name}/json", timeout=timeout, follow_redirects=True,
-                             headers={"User-Agent": "benchsmith (release archives)"})
-        response.raise_for_status()
-        releases = response.json().get("releases") or {}
-    except (httpx.HTTPError, ValueError):
+    found = _releases(name, index_url, timeout)
+    if found is None:
         return None
+    where, releases = found
     best: tuple[Version, str] | None = None
     for text, files in releases.items():
         try:
@@ -66,7 +71,7 @@ def source_archive_before(name: str, moment: datetime, index_url: str | None = N
                 continue
             uploaded = _time(item.get("upload_time_iso_8601"))
             if uploaded is not None and uploaded < moment and isinstance(item.get("url"), str):
-                best = (version, str(response.url.join(item["url"])))  # some mirrors write relative URLs
+                best = (version, str(where.join(item["url"])))  # some mirrors write relative URLs
                 break
     return (str(best[0]), best[1]) if best else None
 
