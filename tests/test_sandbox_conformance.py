@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from benchsmith.core import BenchsmithError, Sandbox
+from benchsmith.harness.testrun import crashed
 from benchsmith.sandbox.config import LocalSandboxConfig
 from benchsmith.sandbox.docker.base import docker_client
 from benchsmith.sandbox.docker.config import DockerSandboxConfig
@@ -126,6 +127,16 @@ def test_a_stalled_command_is_killed_once_its_output_stops_growing(box: Any) -> 
                      env={"PYTHONFAULTHANDLER": "1"}, timeout=120, stall_timeout=2)
     assert stuck.stalled and "Fatal Python error: Aborted" in stuck.output
     assert "in waiting_here" in stuck.output
+
+
+def test_a_python_killed_by_a_signal_is_told_from_one_that_exits(box: Any) -> None:
+    env = {"PYTHONFAULTHANDLER": "1"}
+    aborted = box.exec("python3 -c 'import os; os.abort()'", env=env, timeout=60)
+    segfault = box.exec("python3 -c 'import ctypes; ctypes.string_at(0)'", env=env, timeout=60)
+    failed = box.exec("python3 -c 'raise SystemExit(\"Fatal Python error: no, a message\")'",
+                      env=env, timeout=60)
+    assert crashed(aborted) and crashed(segfault)
+    assert not crashed(failed) and not failed.ok
 
 
 def test_ctrl_c_during_a_command_kills_it(box: Any) -> None:

@@ -142,6 +142,56 @@ def test_a_test_that_hangs_before_the_fix_is_fail_to_pass(make_repo, tmp_path: P
     assert time.monotonic() - started < 2 * STALL_S + 120
 
 
+ABORTING_TEST = """
+import os
+
+
+def test_first():
+    assert True
+
+
+def test_native_crash():
+    os.abort()  # what a C extension does when it cannot start (a GUI toolkit without a display)
+
+
+def test_last():
+    assert True
+"""
+# Importing the module crashes the interpreter, as a broken C extension does at import.
+CRASHING_IMPORT = """
+import ctypes
+
+ctypes.string_at(0)
+
+
+def test_never_collected():
+    assert True
+"""
+
+
+def test_tests_that_kill_the_test_process_are_named_left_out_and_recorded(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("crash", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                               "tests/test_calc.py": CALC_TESTS, "tests/test_abort.py": ABORTING_TEST,
+                               "tests/test_native.py": CRASHING_IMPORT})
+    lines: list[str] = []
+    started = time.monotonic()
+    crashing = engine(tmp_path, stall_timeout_s=60)
+    crashing.progress = lines.append
+    record = crashing.setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert len(record.iterations) == 1
+    assert sorted(record.crashed) == ["tests/test_abort.py::test_native_crash", "tests/test_native.py"]
+    assert sorted(record.hung) == sorted(record.crashed)
+    assert "--deselect tests/test_abort.py::test_native_crash" in record.test[0]
+    assert "--ignore=tests/test_native.py" in record.test[0]
+    names = {t.name for t in record.tests.tests}
+    assert {"tests/test_abort.py::test_first", "tests/test_abort.py::test_last"} <= names
+    assert any("crashed: tests/test_native.py" in line for line in lines)
+    tests = [c for c in record.iterations[0].commands if c.phase == "test"]
+    assert len(tests) == 3  # collection crashed, then the test crashed, then the clean run
+    assert time.monotonic() - started < 60  # never waited for the stall limit
+
+
 NETWORK_TESTS = """
 import urllib.request
 

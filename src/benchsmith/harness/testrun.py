@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,9 @@ DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC", **STALL_TRACEBACK_ENV}
 _DID_NOT_RUN = {3, 4, 126, 127}
 _EXECUTED = PASSING | FAILING
 MAX_HUNG = 3  # hung tests left out, one rerun each, before a run gives up on its suite
+# A test process killed by a signal (a C extension that aborts or crashes) has Python's fault
+# handler name where it was; that test is left out like a hung one.
+_CRASH = re.compile(r"Fatal Python error: \w")
 # Renders the test commands with the given tests left out (to rerun without a hung test).
 Render = Callable[[list[str]], list[str]]
 
@@ -50,6 +54,7 @@ class TestRun(BaseModel):
     log_tail: str = ""  # the last lines of the output
     stalled: bool = False  # a command's output stopped growing and it was killed
     hung: list[str] = Field(default_factory=list)  # tests running when that happened (FAILED)
+    crashed: list[str] = Field(default_factory=list)  # those of `hung` that killed the process
     # pytest: passes on the console that pytest's own report does not confirm (counted FAILED)
     unconfirmed: list[str] = Field(default_factory=list)
     report_missing: bool = False  # a pytest command wrote no report (it did not finish)
@@ -73,7 +78,8 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
     With `stall_timeout`, a command whose output stops growing is killed; the test it was
     running is recorded as hung (and FAILED), and when `commands` can be rendered again
     (a :data:`Render`), the run is repeated without it: a hang costs the stall limit plus
-    one rerun, never the whole timeout.
+    one rerun, never the whole timeout. A test that kills the test process (a signal, with
+    Python's fault handler naming it) is left out the same way and also listed as crashed.
 
     pytest commands also write pytest's JUnit report outside the repository; a pass on the
     console counts only when that report confirms it, so code under test cannot print its
@@ -122,9 +128,11 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
             if unconfirmed:
                 outputs.append(f"[benchsmith: {len(unconfirmed)} pass(es) on the console not in "
                                f"pytest's report, counted as failing: {', '.join(unconfirmed[:5])}]\n")
-            if result.stalled:
-                run.stalled = True
+            if result.stalled or crashed(result):
+                run.stalled = run.stalled or result.stalled
                 hung = running_test(result.output, runner)
+                if hung is not None and not result.stalled and hung not in run.hung:
+                    run.crashed.append(hung)
                 break
             run.infrastructure = run.infrastructure or infrastructure_problem(
                 # without pytest's report the exit status is judged against the console
@@ -141,6 +149,13 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
         log.write_text("".join(outputs), encoding="utf-8", errors="replace")
         run.log = str(log)
     return run, results
+
+
+def crashed(result: ExecResult) -> bool:
+    """True if the command's Python died from a signal (SIGABRT, SIGSEGV, ...), not by
+    exiting: a negative status, or a shell's 128 + signal, and the fault handler's report."""
+    died = result.returncode < 0 or result.returncode > 128
+    return died and not result.timed_out and _CRASH.search(result.output) is not None
 
 
 def _confirmed(sandbox: Sandbox, report: str, tests: dict[str, TestStatus]

@@ -87,9 +87,10 @@ _MODULE_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+\.py)", line \d+ in <module
 def collecting_module(output: str) -> str | None:
     """The test module pytest was importing when a stalled run was stopped, relative to its
     rootdir; read from the traceback Python's fault handler prints on SIGABRT (sandboxes send
-    one before they kill a stalled run). None without such a traceback, or for a conftest."""
+    one before they kill a stalled run) or on a crash (a C extension that aborts or segfaults
+    while it is imported). None without such a traceback, or for a conftest."""
     root = _ROOTDIR.search(output)
-    dump = output.rfind("Fatal Python error: Aborted")
+    dump = output.rfind("Fatal Python error: ")
     if root is None or dump < 0:
         return None
     prefix = root["root"].rstrip("/") + "/"

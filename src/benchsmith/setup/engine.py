@@ -212,16 +212,9 @@ class SetupEngine:
                 break
             self.progress(f"  repair: {iteration.repair}")
         last = record.iterations[-1]
-        record.plan = plan
-        record.python = plan.python
-        record.install, record.test = render(plan, apt=self.apt)
-        record.runner = plan.runner
-        record.sources = plan.sources
+        record.report(plan, render(plan, apt=self.apt), last)
         if last.diagnosis:
             record.failure_category, record.failure_reason = failure_summary(record, last.diagnosis)
-        record.pass_rate = last.pass_rate
-        record.hung = list(last.hung)
-        record.needs_network = list(last.needs_network)
         return record
 
     def _with_optional(self, record: SetupRecord, plan: Plan, counts: TestCounts,
@@ -262,16 +255,9 @@ class SetupEngine:
     def _accept(self, record: SetupRecord, checkout: Checkout, plan: Plan, counts: TestCounts,
                 iteration: Iteration) -> None:
         record.status = "validated"
-        record.plan = plan
-        record.python = plan.python
-        record.install, record.test = render(plan, apt=self.apt)
-        record.runner = plan.runner
-        record.sources = plan.sources
+        record.report(plan, render(plan, apt=self.apt), iteration)
         record.tests = counts
-        record.hung = list(iteration.hung)
-        record.needs_network = list(iteration.needs_network)
         record.tests_offline = iteration.offline
-        record.pass_rate = iteration.pass_rate
         # Every attempt starts from a fresh sandbox, so the validating attempt is the clean run.
         record.clean_run_s = iteration.duration_s
         record.image = iteration.image
@@ -383,9 +369,11 @@ class SetupEngine:
         iteration.commands += run.commands
         iteration.needs_network = list(run.needs_network)
         for hung in run.hung:
-            self.progress(f"  hung: {hung} (stopped after {self.options.stall_timeout_s:.0f}s "
-                          "without progress)")
+            self.progress(f"  crashed: {hung} (killed the test process; left out)"
+                          if hung in run.crashed else f"  hung: {hung} (stopped after "
+                          f"{self.options.stall_timeout_s:.0f}s without progress)")
         iteration.hung += [t for t in run.hung if t not in iteration.hung]
+        iteration.crashed += [t for t in run.crashed if t not in iteration.crashed]
         if plan.runner == "pytest":
             plan.deselect += [t for t in run.hung if t not in plan.deselect]
         hung_tests = set(run.hung)

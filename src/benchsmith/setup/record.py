@@ -35,6 +35,7 @@ class Iteration(BaseModel):
     undone: str | None = None  # the previous round's repair, when it changed nothing
     image: str | None = None  # environment image committed from this attempt (Docker)
     hung: list[str] = Field(default_factory=list)  # tests stopped for making no progress
+    crashed: list[str] = Field(default_factory=list)  # of `hung`: killed the test process
     needs_network: list[str] = Field(default_factory=list)  # failed reaching another host
     offline: bool = False  # the tests ran cut off from the network (loopback only)
     # requirements of the project's extras that skip reasons named (see setup/optional.py)
@@ -74,12 +75,22 @@ class SetupRecord(BaseModel):
     provenance: Provenance | None = None
     input: str | None = None  # the setup-batch line this record answers
     hung: list[str] = Field(default_factory=list)  # tests left out because they hung
+    crashed: list[str] = Field(default_factory=list)  # of `hung`: killed the test process
     # validated on these test files only (a dataset's own tests, `prepare`); empty: the suite
     focus: list[str] = Field(default_factory=list)
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
     tests_offline: bool = False  # the validating tests ran without network access
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out
     missing_files: list[str] = Field(default_factory=list)  # tracked files the source lacks
+
+    def report(self, plan: Plan, rendered: tuple[list[str], list[str]], iteration: Iteration) -> None:
+        """Take the plan (and its rendered commands) and the test bookkeeping of the round
+        this record reports: the validating one, or the last."""
+        self.plan, self.python, self.runner, self.sources = plan, plan.python, plan.runner, plan.sources
+        self.install, self.test = rendered
+        self.pass_rate = iteration.pass_rate
+        self.hung, self.crashed = list(iteration.hung), list(iteration.crashed)
+        self.needs_network = list(iteration.needs_network)
 
 
 def test_outcome(counts: TestCounts, rate: float | None,
