@@ -826,3 +826,23 @@ def test_a_run_past_its_timeout_keeps_the_results_of_the_tests_that_ran(tmp_path
     assert run.statuses["test_slow.py::test_quick"] is core.TestStatus.PASSED
     assert run.statuses["test_slow.py::test_also_quick"] is core.TestStatus.PASSED
     assert run.statuses.get("test_slow.py::test_endless") is not core.TestStatus.PASSED
+
+
+def test_a_test_id_with_the_checkout_path_has_one_name_in_every_sandbox(tmp_path: Path) -> None:
+    """A parametrization over the checkout's own paths puts the sandbox's path in the test ID;
+    two local sandboxes (two paths) report the same names, spelled with the container's path."""
+    from benchsmith.harness.testrun import run_tests
+    from benchsmith.sandbox import LocalSandboxConfig
+    from benchsmith.sandbox.local import LocalSandbox
+
+    names = []
+    for _ in range(2):
+        with LocalSandbox(LocalSandboxConfig(tmp_dir=str(tmp_path))) as box:
+            box.write_file("test_where.py", b"import os\n\nimport pytest\n\n\n"
+                           b"@pytest.mark.parametrize('where', [os.getcwd()])\n"
+                           b"def test_here(where):\n    assert False\n")
+            run = run_tests(box, [f"{sys.executable} -m pytest -rA -p no:cacheprovider test_where.py"],
+                            "pytest", timeout=120)
+        assert not run.infrastructure, run.infrastructure
+        names.append(sorted(run.statuses))
+    assert names[0] == names[1] == [f"test_where.py::test_here[{core.CHECKOUT_PATH}]"]

@@ -350,6 +350,34 @@ def test_a_repair_that_changes_nothing_is_undone_and_not_repeated(make_repo, tmp
     assert record.python == rounds[0].python  # the plan is the one before the vain repair
 
 
+# Test IDs that carry the checkout's path, as a parametrization over paths of the project does.
+PATH_TESTS = """
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.mark.parametrize("where", [str(HERE), str(HERE.parent / "src")])
+def test_found(where):
+    assert (Path(where) / "missing.txt").exists()
+
+
+def test_fine():
+    assert True
+"""
+
+
+def test_a_test_id_with_the_sandbox_path_is_the_same_test_in_every_round(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("paths", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                               "tests/test_paths.py": PATH_TESTS})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    rounds = record.iterations
+    assert len(rounds) == 2 and rounds[1].undone, [(r.python, r.repair, r.undone) for r in rounds]
+    assert record.status == "failed" and record.pass_rate == pytest.approx(1 / 3, abs=1e-3)
+
+
 def test_submodules_are_checked_out_and_missing_ones_recorded(make_repo, tmp_path: Path) -> None:
     import subprocess
 

@@ -51,6 +51,10 @@ class TestStatus(str, Enum):
 # Statuses that count as a pass wherever tests are graded (setup validation, mining, evaluation).
 PASSING: frozenset[TestStatus] = frozenset({TestStatus.PASSED, TestStatus.XFAIL, TestStatus.XPASS})
 FAILING: frozenset[TestStatus] = frozenset({TestStatus.FAILED, TestStatus.ERROR})
+# Where a container (and an exported image) keeps the checkout. A test ID that carries the
+# checkout's path (a parametrized path) is spelled with this one whatever the sandbox, so the
+# same test has the same name in every run and on every backend.
+CHECKOUT_PATH = "/work/repo"
 
 
 def output_tail(output: str, lines: int = 1, width: int = 200) -> str:

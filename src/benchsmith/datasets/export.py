@@ -13,12 +13,12 @@ import shlex
 from pathlib import Path
 
 from benchsmith import __version__
-from benchsmith.core import BenchsmithError
+from benchsmith.core import CHECKOUT_PATH, BenchsmithError
 from benchsmith.harness.patches import file_diffs
 from benchsmith.instance import TaskInstance
 
 START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
-WORKDIR = "/work/repo"
+WORKDIR = CHECKOUT_PATH
 # A heredoc delimiter no patch line is: SWE-bench uses a fixed random one the same way.
 DELIMITER = "EOF_BENCHSMITH_5c1e8a"
 

@@ -7,10 +7,12 @@ import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
 from benchsmith.core import (
+    CHECKOUT_PATH,
     FAILING,
     PASSING,
     CommandRun,
@@ -38,6 +40,7 @@ MAX_HUNG = 3  # hung tests left out, one rerun each, before a run gives up on it
 _CRASH = re.compile(r"Fatal Python error: \w")
 # Renders the test commands with the given tests left out (to rerun without a hung test).
 Render = Callable[[list[str]], list[str]]
+_V = TypeVar("_V")
 
 
 class TestRun(BaseModel):
@@ -115,8 +118,11 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
                 tests, unconfirmed, written = _confirmed(sandbox, report, console)
                 run.unconfirmed += unconfirmed
                 run.report_missing = run.report_missing or (not written and bool(console))
+            tests = portable_names(tests, sandbox.workdir)
             run.statuses.update(tests)
-            run.needs_network.extend(sorted(network_failures(result.output, runner) & tests.keys()))
+            offline = portable_names(dict.fromkeys(network_failures(result.output, runner)),
+                                     sandbox.workdir)
+            run.needs_network.extend(sorted(offline.keys() & tests.keys()))
             run.commands.append(CommandRun(command=command, returncode=result.returncode,
                                            timed_out=result.timed_out, phase="test",
                                            duration_s=result.duration_s, tests=len(tests),
@@ -149,6 +155,14 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
         log.write_text("".join(outputs), encoding="utf-8", errors="replace")
         run.log = str(log)
     return run, results
+
+
+def portable_names(tests: dict[str, _V], workdir: str) -> dict[str, _V]:
+    """`tests` with the sandbox's checkout path in a test ID (a parametrized path) spelled
+    :data:`~benchsmith.core.CHECKOUT_PATH`: a local sandbox's path differs from run to run."""
+    if workdir == CHECKOUT_PATH or not any(workdir in name for name in tests):
+        return tests
+    return {name.replace(workdir, CHECKOUT_PATH): status for name, status in tests.items()}
 
 
 def crashed(result: ExecResult) -> bool:

@@ -8,7 +8,7 @@ import socket
 import warnings
 from typing import Any
 
-from benchsmith.core import BenchsmithError
+from benchsmith.core import CHECKOUT_PATH, BenchsmithError
 from benchsmith.sandbox.docker.config import DockerSandboxConfig
 from benchsmith.sandbox.docker.rootfs import raise_for_disk
 from benchsmith.sandbox.tools import host_ca_bundle
@@ -17,7 +17,7 @@ LABEL = "benchsmith"
 UV_CACHE_VOLUME = "benchsmith-uv-cache"
 UV_CACHE_PATH = "/root/.cache/uv"
 CA_PATH = "/etc/ssl/certs/ca-certificates.crt"
-WORKDIR = "/work/repo"
+WORKDIR = CHECKOUT_PATH
 
 
 def ca_bundle(config: DockerSandboxConfig) -> str | None:
