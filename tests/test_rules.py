@@ -541,3 +541,49 @@ def test_the_next_missing_library_counts_as_progress() -> None:
     vain = [Diagnosis(category="undecidable", kind="tests_failing", reason=f"on Python {v}",
                       facts={"python": [v]}) for v in ("3.11", "3.10")]
     assert test_outcome(counts, 0.5, vain[0]) == test_outcome(counts, 0.5, vain[1])
+
+
+PIPX_LIKE = """\
+============================= test session starts ==============================
+rootdir: /tmp/benchsmith-h7waj8ja/repo
+collected 360 items
+ERROR tests/test_list.py::test_cli - Exception: Directory /tmp/benchsmith-h7waj8ja/repo/.tests/package_cache does not contain all package distribution files necessary to run the tests. Please run the following command to populate it: python3 scripts/fill_cache.py testdata/packages /tmp/benchsmith-h7waj8ja/repo/.tests/package_cache
+ERROR tests/test_list.py::test_json - Exception: Directory /tmp/benchsmith-h7waj8ja/repo/.tests/package_cache does not contain all package distribution files necessary to run the tests. Please run the following command to populate it: python3 scripts/fill_cache.py testdata/packages /tmp/benchsmith-h7waj8ja/repo/.tests/package_cache
+=================== 2 errors in 4.24s ===================
+"""
+
+
+def test_a_step_the_tests_ask_for_runs_after_the_install(tmp_path: Path) -> None:
+    """The tests name a script of the repository to run first: it becomes a prepare step,
+    with the checkout's path made relative and the cache directory it fills made first."""
+    diagnosis = diagnose_tests(failed(PIPX_LIKE), ["calc"], "pytest")
+    assert diagnosis.kind == "prepare_step"
+    step = "python3 scripts/fill_cache.py testdata/packages .tests/package_cache"
+    assert diagnosis.facts["commands"] == [step]
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "fill_cache.py").write_text("print('filled')\n")
+    repaired = RuleRepairer().repair(plan(), diagnosis, context(repo_root=str(tmp_path)))
+    assert repaired is not None
+    fixed, description = repaired
+    assert fixed.prepare == [f"mkdir -p .tests/package_cache && {step}"]
+    assert render(fixed, apt=False)[0][-1] == fixed.prepare[0] and "the tests ask" in description
+    # A program that is not a script of the repository is never run.
+    elsewhere = diagnose_tests(failed("rootdir: /x/repo\nE   RuntimeError: please run: "
+                                      "python3 /usr/local/bin/setup-everything.py --all\n"), [], "pytest")
+    assert elsewhere.kind != "prepare_step"
+    missing = diagnose_tests(failed("rootdir: /x/repo\nE   please run `./build.sh` first\n"), [], "pytest")
+    assert missing.facts["commands"] == ["./build.sh"]
+    assert RuleRepairer().repair(plan(), missing, context(repo_root=str(tmp_path))) is None
+
+
+def test_a_program_the_tests_start_comes_from_the_distribution_the_project_names(tmp_path: Path) -> None:
+    output = ("ERROR tests/test_install.py::test_a - FileNotFoundError: [Errno 2] No such file or "
+              "directory: 'pypi-server'\n")
+    diagnosis = diagnose_tests(failed(output), ["calc"], "pytest")
+    assert diagnosis.kind == "missing_programs" and diagnosis.facts["programs"] == ["pypi-server"]
+    assert RuleRepairer().repair(plan(), diagnosis, context(repo_root=str(tmp_path))) is None
+    (tmp_path / "noxfile.py").write_text('@nox.session\ndef tests(session):\n'
+                                         '    session.install("pypiserver")\n')
+    repaired = RuleRepairer().repair(plan(), diagnosis, context(repo_root=str(tmp_path)))
+    assert repaired is not None and repaired[0].packages == ["pypiserver"]
+    assert RuleRepairer().repair(repaired[0], diagnosis, context(repo_root=str(tmp_path))) is None

@@ -378,6 +378,59 @@ def test_a_test_id_with_the_sandbox_path_is_the_same_test_in_every_round(make_re
     assert record.status == "failed" and record.pass_rate == pytest.approx(1 / 3, abs=1e-3)
 
 
+# The suite needs a cache that a script of the repository fills, and a local package server
+# that the project's noxfile installs (as pipx's suite has them).
+CACHE_CONFTEST = """
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CACHE = Path(__file__).resolve().parent.parent / ".tests" / "cache"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def filled_cache():
+    if not (CACHE / "index.txt").is_file():
+        raise Exception(f"Directory {CACHE} is empty. Please run the following command to "
+                        f"populate it: python3 scripts/fill_cache.py testdata {CACHE}")
+    subprocess.run(["pypi-server", "--version"], check=True, capture_output=True)
+"""
+FILL_CACHE = """
+import shutil
+import sys
+from pathlib import Path
+
+source, target = Path(sys.argv[1]), Path(sys.argv[2])
+shutil.copy(source / "index.txt", target / "index.txt")  # the task runner makes `target`
+"""
+NOXFILE = """
+import nox
+
+
+@nox.session
+def tests(session):
+    session.install("-e", ".[test]", "pypiserver")
+    session.run("python", "scripts/fill_cache.py", "testdata", ".tests/cache")
+    session.run("pytest")
+"""
+
+
+def test_a_step_and_a_program_the_tests_ask_for_are_provided(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("cached", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                "tests/test_calc.py": CALC_TESTS, "tests/conftest.py": CACHE_CONFTEST,
+                                "scripts/fill_cache.py": FILL_CACHE, "testdata/index.txt": "calc\n",
+                                "noxfile.py": NOXFILE})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", (record.failure_reason, [i.repair for i in record.iterations])
+    kinds = [i.diagnosis.kind for i in record.iterations if i.diagnosis]
+    assert kinds == ["prepare_step", "missing_programs"]
+    assert record.plan is not None and record.plan.prepare == [
+        "mkdir -p .tests/cache && python3 scripts/fill_cache.py testdata .tests/cache"]
+    assert "pypiserver" in record.plan.packages
+    assert record.install[-1] == record.plan.prepare[0]
+
+
 def test_submodules_are_checked_out_and_missing_ones_recorded(make_repo, tmp_path: Path) -> None:
     import subprocess
 

@@ -88,9 +88,9 @@ ErrorCategory = Literal["python", "installation", "testing", "undecidable"]
 # What a diagnosis found; repair rules are keyed by it (setup/repair.py::RULES).
 DiagnosisKind = Literal[
     "build_dependency_missing", "build_needs_network", "collection_errors", "dependency_build_failed",
-    "direct_url_unreachable", "install_failed", "invalid_requirement", "killed", "missing_modules", "missing_path", "missing_plugins",
+    "direct_url_unreachable", "install_failed", "invalid_requirement", "killed", "missing_modules", "missing_path", "missing_plugins", "missing_programs",
     "missing_requirement_file", "needs_network", "needs_service", "network", "no_pep660", "no_tests", "not_in_registry",
-    "project_build_failed", "project_not_importable", "pytest_internal_error",
+    "prepare_step", "project_build_failed", "project_not_importable", "pytest_internal_error",
     "python_incompatible", "python_unavailable", "removed_api", "stalled",
     "syntax_error_in_dependency",
     "system_packages", "tests_failing", "timeout", "unknown_options", "unsatisfiable",
@@ -162,6 +162,9 @@ class Plan(BaseModel):
     # a published source archive of the project: the files the checkout lacks and git ignores
     # (generated or downloaded by a build step that cannot run here) are taken from it
     release_files: str = ""
+    # commands of the project's own that its tests ask to run first (a script that fills a
+    # test cache), run after the install, with the network the install has
+    prepare: list[str] = Field(default_factory=list)
     # the project's configured options that would change the exit status without a failing
     # test or stop the run early, and what the test command adds to cancel each
     neutralised: list[str] = Field(default_factory=list)

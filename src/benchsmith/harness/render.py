@@ -57,7 +57,8 @@ def _join(words: list[str]) -> str:
 
 def render_install(plan: Plan, apt: bool = True) -> list[str]:
     """The install commands: Debian packages (and the services' start script), build tools,
-    then one uv resolution for everything. `apt=False`: no system packages and no services."""
+    one uv resolution for everything, then the steps the tests ask for (`plan.prepare`).
+    `apt=False`: no system packages and no services."""
     commands: list[str] = []
     system = sorted(set(plan.apt_packages) | set(svc.debian_packages(plan.services) if apt else []))
     if apt and system:
@@ -86,6 +87,7 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
     targets += list(dict.fromkeys(plan.packages))
     if targets:
         commands.append(_join(base + flags + targets))
+    commands += [_env_prefix(plan.env) + command for command in plan.prepare]
     return commands
 
 

@@ -6,7 +6,7 @@ import re
 
 from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.parsing import service_failures
-from benchsmith.setup.system_packages import debian_packages_for
+from benchsmith.setup.system_packages import debian_packages_for, missing_tools
 
 _NETWORK = re.compile(
     r"(dns error|failed to lookup address|Connection refused|tcp connect error|"
@@ -66,6 +66,14 @@ _FIXTURE = re.compile(r"fixture '([\w]+)' not found")
 _INI_KEY = re.compile(r"Unknown config option: ([\w-]+)")
 _MISSING_PATH = re.compile(r"ERROR: (?:file or directory|file|module or package) not found: (\S+)")
 _HEADER = re.compile(r"fatal error: ([\w/.+-]+\.h): No such file or directory")
+# A test that asks for a step of the project's own first: "Please run the following command to
+# populate it: python3 scripts/update_package_cache.py data /abs/checkout/.cache", "run
+# `./build.sh` first". Only a script of the repository is ever run (the repair checks).
+_RUN_FIRST = re.compile(
+    r"\b[Rr]un\b(?: the following command| this command)?[^:`'\"\n]{0,60}?:?\s*[`'\"]?"
+    r"(?P<command>(?:python3?|bash|sh) [\w.-]+(?:/[\w.-]+)*\.(?:py|sh)(?: [^`'\"\n]*)?|"
+    r"\./[\w.-]+(?:/[\w.-]+)*(?: [^`'\"\n]*)?)")
+_ROOTDIR = re.compile(r"^rootdir: (\S+?)/?(?:,|$)", re.MULTILINE)
 _WARNING_ERROR = re.compile(r"^E\s+(?:\w+\.)*(Deprecation|PendingDeprecation|Resource|Future|User)Warning:",
                             re.MULTILINE)
 
@@ -255,6 +263,15 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="installation", kind="missing_modules",
                          reason=f"tests import modules that are not installed: {', '.join(modules)}",
                          facts={"modules": [m for m in modules if m not in own]}, evidence=_tail(out))
+    steps, places = _steps_asked_for(out)
+    if steps:
+        return Diagnosis(category="testing", kind="prepare_step",
+                         reason=f"the tests ask for a step of the project's own first: {steps[0]}",
+                         facts={"commands": steps, "places": places}, evidence=_tail(out, 6))
+    if programs := missing_tools(out):
+        return Diagnosis(category="installation", kind="missing_programs",
+                         reason=f"tests run programs that are not installed: {', '.join(programs)}",
+                         facts={"programs": programs}, evidence=_tail(out, 6))
     facts: dict[str, list[str]] = {}
     if marks := _UNKNOWN_MARK.findall(out):
         facts["markers"] = list(dict.fromkeys(marks))
@@ -289,6 +306,26 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
                          evidence=_tail(out))
     return Diagnosis(category="undecidable", kind="tests_failing",
                      reason="too many tests fail and no rule explains why", evidence=_tail(out))
+
+
+def _steps_asked_for(out: str) -> tuple[list[str], list[str]]:
+    """The commands test messages ask to run first, with the checkout's path (pytest's rootdir)
+    made relative: they run in the next sandbox, at another path. Also the checkout's paths
+    they were given as absolute ones: places the tests look in, for the step to fill."""
+    root = _ROOTDIR.search(out)
+    steps: list[str] = []
+    places: list[str] = []
+    for match in _RUN_FIRST.finditer(out):
+        command = match["command"].strip().rstrip(".").strip()
+        if root:
+            prefix = root.group(1) + "/"
+            places += [w.removeprefix(prefix) for w in command.split() if w.startswith(prefix)]
+            command = command.replace(prefix, "").replace(root.group(1), ".")
+        for word in (" first", " before running the tests", " before the tests"):
+            command = command.removesuffix(word)
+        if command not in steps:
+            steps.append(command)
+    return steps[:3], list(dict.fromkeys(places))
 
 
 def _system_packages(out: str) -> Diagnosis | None:

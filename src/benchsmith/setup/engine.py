@@ -175,9 +175,11 @@ class SetupEngine:
                 break
             tested = any(c.phase == "test" for c in iteration.commands)
             outcome = test_outcome(counts, iteration.pass_rate, diagnosis) if tested else None
-            if before_repair is not None and outcome is not None and outcome == before_repair[1]:
-                # The last repair changed nothing the tests can see: undo it, and no rule of
-                # that diagnosis gets another try (no walking down Python versions in vain).
+            if (before_repair is not None and outcome == before_repair[1]
+                    and diagnosis.kind == before_repair[2]):
+                # The last repair changed nothing the tests can see (the same failures, for the
+                # same diagnosed reason): undo it, and no rule of that diagnosis gets another
+                # try (no walking down Python versions in vain).
                 plan, kind, what = before_repair[0], before_repair[2], before_repair[3]
                 exhausted.add(kind)
                 iteration.undone = (f"{what}: same failing tests and pass rate as before; undone")

@@ -39,8 +39,12 @@ from benchsmith.setup.requirement_repairs import (
     repair_yanked,
 )
 from benchsmith.setup.requirements_tidy import inline_requirement_file, tidy_line
-from benchsmith.setup.suite_repairs import repair_collection_errors
-from benchsmith.setup.system_repairs import repair_services, repair_system_packages
+from benchsmith.setup.suite_repairs import repair_collection_errors, repair_prepare_step
+from benchsmith.setup.system_repairs import (
+    repair_programs,
+    repair_services,
+    repair_system_packages,
+)
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
 
@@ -308,6 +312,7 @@ def repair_direct_url(plan: Plan, diagnosis: Diagnosis, context: RepoContext) ->
 
 RULES: dict[DiagnosisKind, list[Rule]] = {
     "collection_errors": [repair_collection_errors],
+    "prepare_step": [repair_prepare_step],
     "system_packages": [repair_system_packages],
     "needs_service": [repair_services],
     "direct_url_unreachable": [repair_direct_url],
@@ -319,6 +324,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "syntax_error_in_dependency": [repair_python],
     "pytest_internal_error": [repair_python],
     "missing_modules": [repair_modules],
+    "missing_programs": [repair_programs],
     "build_dependency_missing": [repair_build_dependency],
     "no_pep660": [repair_editable],
     "build_needs_network": [repair_release_files],

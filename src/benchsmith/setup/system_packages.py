@@ -255,6 +255,12 @@ def debian_packages_for(output: str) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
+def missing_tools(output: str) -> list[str]:
+    """Programs `output` says are not there and no Debian package of ours provides."""
+    tools = (next((g for g in groups if g), "") for groups in _TOOL.findall(output))
+    return list(dict.fromkeys(t for t in tools if t and t not in TOOL_PACKAGES))
+
+
 def missing_headers(output: str) -> list[str]:
     """Header names reported missing by the C compiler."""
     return list(dict.fromkeys(_HEADER.findall(output)))

@@ -1,10 +1,17 @@
 """Repairs for what the machine must provide, not the Python install: Debian packages and
-services (both only in sandboxes that may install system packages)."""
+services (both only in sandboxes that may install system packages), and programs the tests
+start that a Python distribution the project's own files name provides."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
 from benchsmith.core import Diagnosis, Plan, Service
 from benchsmith.harness.services import DEBIAN_PACKAGES
+from benchsmith.setup.build_repairs import requirement_key
 from benchsmith.setup.context_model import RepoContext
 
 
@@ -26,3 +33,33 @@ def repair_services(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> s
     plan.services += [Service(kind=kind, source="test output") for kind in fresh]  # type: ignore[arg-type]
     packages = [p for kind in fresh for p in DEBIAN_PACKAGES[kind]]  # type: ignore[index]
     return f"start {', '.join(fresh)} before the tests (Debian packages {' '.join(packages)})"
+
+
+# Where a project names the tools its tests or task runners install.
+_TOOL_FILES = ("noxfile.py", "tox.ini", "setup.cfg", "pyproject.toml", "Makefile", "justfile")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]")
+
+
+def repair_programs(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Tests start a program that is not installed (``pypi-server``): install the distribution
+    of that name, spelled as the project's own task-runner or CI files spell it
+    (``session.install("pypiserver")``); a program no file names is left alone."""
+    root = Path(context.repo_root) if context.repo_root else None
+    if root is None:
+        return None
+    files = [root / name for name in _TOOL_FILES]
+    files += sorted((root / ".github" / "workflows").glob("*.y*ml"))
+    files += sorted(root.glob("requirements*.txt")) + sorted(root.glob("requirements/*.txt"))
+    text = "\n".join(f.read_text(encoding="utf-8", errors="replace") for f in files if f.is_file())
+    have = {requirement_key(p) for p in plan.packages}
+    added: list[str] = []
+    for program in diagnosis.facts.get("programs", []):
+        key = re.sub(r"[-_.]", "", program.lower())
+        named = next((w for w in _WORD.findall(text) if re.sub(r"[-_.]", "", w.lower()) == key), None)
+        if named and canonicalize_name(named) not in have and named not in added:
+            added.append(named)
+    if not added:
+        return None
+    plan.packages += added
+    plan.sources.setdefault("packages", []).append("programs the tests start")
+    return f"install {', '.join(added)} (provides a program the tests start)"
