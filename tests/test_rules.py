@@ -587,3 +587,12 @@ def test_a_program_the_tests_start_comes_from_the_distribution_the_project_names
     repaired = RuleRepairer().repair(plan(), diagnosis, context(repo_root=str(tmp_path)))
     assert repaired is not None and repaired[0].packages == ["pypiserver"]
     assert RuleRepairer().repair(repaired[0], diagnosis, context(repo_root=str(tmp_path))) is None
+
+
+def test_a_stall_after_the_limit_of_hung_tests_names_the_last_one() -> None:
+    output = "tests/test_a.py::test_ok PASSED [ 50%]\ntests/test_a.py::test_wait "
+    stalled = ExecResult(command="x", returncode=-9, output=output, stalled=True)
+    diagnosis = diagnose_tests(stalled, ["calc"], "pytest")
+    assert diagnosis.kind == "stalled" and "tests/test_a.py::test_wait" in diagnosis.reason
+    collecting = ExecResult(command="x", returncode=-9, output="collecting ... ", stalled=True)
+    assert "before any test could be named" in diagnose_tests(collecting, [], "pytest").reason

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from benchsmith.core import Diagnosis, ExecResult, output_tail
-from benchsmith.parsing import service_failures
+from benchsmith.harness.testrun import MAX_HUNG
+from benchsmith.parsing import running_test, service_failures
 from benchsmith.setup.system_packages import debian_packages_for, missing_tools
 
 _NETWORK = re.compile(
@@ -207,6 +208,10 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
     """
     out = result.output
     if result.stalled:
+        if named := running_test(out, runner):
+            return Diagnosis(category="testing", kind="stalled",
+                             reason=f"more tests hang than a run leaves out ({MAX_HUNG}); the "
+                                    f"last was {named}", evidence=_tail(out))
         return Diagnosis(category="testing", kind="stalled",
                          reason="the test run stopped making progress before any test could be "
                                 "named (collection hangs, e.g. on network access)",
