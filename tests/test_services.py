@@ -289,3 +289,65 @@ def test_docker_starts_postgresql_from_ci_and_redis_from_refused_connections(mak
     assert "start redis" in (first.repair or "")
     assert [s.kind for s in record.plan.services] == ["redis"] and record.tests.PASSED == 2
     client.images.remove(record.image, force=True)
+
+
+MYSQL_WORKFLOW = """
+name: tests
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    services:
+      mysql:
+        image: mysql:8
+        env:
+          MYSQL_ROOT_PASSWORD: secret
+        ports: ["3306:3306"]
+    env:
+      DB_BACKEND: mysql
+      DB_PORT: 3306
+    steps:
+      - run: pip install -e .[test]
+      - run: pytest tests
+"""
+# Like a Django project's test settings: the CI's variable picks MySQL, the default is SQLite.
+DEFAULT_SQLITE_TESTS = """
+import os
+import socket
+import sqlite3
+
+
+def connect():
+    if os.environ.get("DB_BACKEND", "sqlite3") == "mysql":
+        socket.create_connection(("127.0.0.1", int(os.environ.get("DB_PORT", "3306"))), timeout=2)
+    return sqlite3.connect(":memory:")
+
+
+def test_insert_and_select():
+    db = connect()
+    db.execute("CREATE TABLE items (name text)")
+    db.execute("INSERT INTO items VALUES ('one')")
+    assert db.execute("SELECT count(*) FROM items").fetchone()[0] == 1
+
+
+def test_connects():
+    assert connect() is not None
+"""
+
+
+@pytest.mark.slow
+def test_local_backend_runs_the_tests_on_the_projects_defaults_without_the_ci_services(
+        make_repo, tmp_path: Path) -> None:
+    if listening("mysql"):
+        pytest.skip("a MySQL server already listens on this machine")
+    repo = make_repo("store", {
+        "pyproject.toml": PYPROJECT.format(name="store", deps=""),
+        "src/store_app/__init__.py": "", "tests/test_store.py": DEFAULT_SQLITE_TESTS,
+        ".github/workflows/tests.yml": MYSQL_WORKFLOW,
+    })
+    options = SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")))
+    record = SetupEngine(options).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert record.iterations[0].origin == "rules, without services"
+    assert record.plan is not None and record.plan.services == []
+    assert "DB_BACKEND" not in record.plan.env and "DB_BACKEND" not in record.test[0]

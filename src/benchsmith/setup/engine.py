@@ -26,7 +26,7 @@ from benchsmith.core import (
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.prepare import install_env
 from benchsmith.harness.render import leaving_out, plan_spec, render, render_spec
-from benchsmith.harness.services import local_reason
+from benchsmith.harness.services import listening, local_reason
 from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
 from benchsmith.sandbox.config import close_all_sandboxes, make_sandbox
 from benchsmith.sandbox.pythons import version_key
@@ -137,6 +137,8 @@ class SetupEngine:
         choice = choose_python(context, pin_day, available)
         candidates = self._reference_plans(checkout, context, choice, available, pin_day)
         rules = self.planner.plan(context, choice, checkout.exclude_newer)
+        if not self.apt and not all(listening(s.kind) for s in rules.services):
+            candidates.append(("rules, without services", RulePlanner.without_services(context, rules)))
         candidates.append(("rules", rules))
         if isinstance(self.planner, RulePlanner):
             candidates += self.planner.alternatives(context, choice, checkout.exclude_newer, rules)

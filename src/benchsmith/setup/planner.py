@@ -88,6 +88,20 @@ class RulePlanner:
         apply_date_rules(plan, context)
         return plan
 
+    @staticmethod
+    def without_services(context: RepoContext, plan: Plan) -> Plan:
+        """`plan` without the servers the CI starts and the variables that point the tests at
+        them: where no server can be started (the local backend), the project's own defaults
+        (often SQLite) are the way its tests still run."""
+        variant = plan.model_copy(deep=True)
+        variant.services = []
+        for key in {h.value.partition("=")[0] for h in context.service_env}:
+            variant.env.pop(key, None)
+        variant.sources.pop("services", None)
+        variant.notes.append("the CI's services left out (none can be started here): "
+                             "the project's own defaults")
+        return variant
+
     def alternatives(self, context: RepoContext, python: PythonChoice, exclude_newer: str,
                      first: Plan) -> list[tuple[str, Plan]]:
         """Install sets to try, in order, when the first plan (the union of every source) cannot
