@@ -549,3 +549,6 @@ def test_a_failed_record_names_its_best_round(make_repo, tmp_path: Path) -> None
     assert record.status == "failed"
     assert [r.pass_rate for r in record.iterations] == [0.75, 0.0], record.failure_reason
     assert "(best: round 1: " in record.failure_reason and "75.0%" in record.failure_reason
+    # The switch made it worse: undone, and the record keeps round 1's plan and pass rate.
+    assert (record.iterations[1].undone or "").endswith("fewer tests pass; undone")
+    assert record.python == record.iterations[0].python and record.pass_rate == 0.75

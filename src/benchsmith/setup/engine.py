@@ -43,6 +43,7 @@ from benchsmith.setup.record import (
     SetupRecord,
     command_run,
     failure_summary,
+    regressed,
     test_outcome,
 )
 from benchsmith.setup.refdb import ReferenceDB, ReferencePlans
@@ -177,14 +178,15 @@ class SetupEngine:
                 break
             tested = any(c.phase == "test" for c in iteration.commands)
             outcome = test_outcome(counts, iteration.pass_rate, diagnosis) if tested else None
-            if (before_repair is not None and outcome == before_repair[1]
-                    and diagnosis.kind == before_repair[2]):
+            vain = before_repair is not None and (outcome, diagnosis.kind) == before_repair[1:3]
+            if before_repair is not None and (vain or regressed(record.iterations[-2], iteration)):
                 # The last repair changed nothing the tests can see (the same failures, for the
-                # same diagnosed reason): undo it, and no rule of that diagnosis gets another
-                # try (no walking down Python versions in vain).
+                # same diagnosed reason) or made them worse: undo it, and no rule of that
+                # diagnosis gets another try (no walking down Python versions in vain).
                 plan, kind, what = before_repair[0], before_repair[2], before_repair[3]
                 exhausted.add(kind)
-                iteration.undone = (f"{what}: same failing tests and pass rate as before; undone")
+                iteration.undone = f"{what}: " + ("same failing tests and pass rate as before"
+                                                  if vain else "fewer tests pass") + "; undone"
                 self.progress(f"  {iteration.undone}")
             before_repair = None
             if round_number > self.options.max_iterations:
@@ -216,7 +218,9 @@ class SetupEngine:
                 break
             self.progress(f"  repair: {iteration.repair}")
         last = record.iterations[-1]
-        record.report(plan, render(plan, apt=self.apt), last)
+        # an undone round's plan is not the record's: the round before it is what it reports
+        record.report(plan, render(plan, apt=self.apt),
+                      record.iterations[-2] if last.undone else last)
         if last.diagnosis:
             record.failure_category, record.failure_reason = failure_summary(record, last.diagnosis)
         return record

@@ -107,6 +107,14 @@ def test_outcome(counts: TestCounts, rate: float | None,
     return failing, rate, missing
 
 
+def regressed(before: Iteration, after: Iteration) -> bool:
+    """True if `after` (the round after a repair) passed fewer tests at a lower rate."""
+    if before.pass_rate is None or after.pass_rate is None:
+        return False
+    return (after.pass_rate < before.pass_rate
+            and after.tests.get("PASSED", 0) < before.tests.get("PASSED", 0))
+
+
 # Diagnoses whose facts name something missing that a repair adds.
 _MISSING_KINDS = frozenset({"system_packages", "missing_modules", "missing_plugins", "needs_service",
                             "unknown_options"})
