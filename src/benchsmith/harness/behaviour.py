@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from benchsmith.core import ExecResult, Sandbox, TestStatus
+from benchsmith.core import CHECKOUT_PATH, ExecResult, Sandbox, TestStatus
 from benchsmith.harness.patches import runnable_test_files
 from benchsmith.harness.render import leaving_out, render_spec
 from benchsmith.harness.testrun import TestRun, run_tests
@@ -123,14 +123,19 @@ def _drop_declared_flaky(behaviour: Behaviour, sandbox: Sandbox, files: list[str
 
 
 def _drop_unportable(behaviour: Behaviour, workdir: str) -> None:
-    """Move tests named by the checkout's absolute path out of every label list."""
-    root = workdir.rstrip("/") + "/"
-    if not workdir.startswith("/"):
-        return
+    """Move tests named by the checkout's absolute path out of every label list: another
+    harness keeps its checkout elsewhere (SWE-bench's ``/testbed``). Our runs spell the path
+    :data:`~benchsmith.core.CHECKOUT_PATH` whatever the sandbox's."""
+    roots = tuple(dict.fromkeys(p.rstrip("/") + "/" for p in (workdir, CHECKOUT_PATH)
+                                if p.startswith("/")))
+
+    def named_by_path(name: str) -> bool:
+        return any(root in name for root in roots)
+
     for key in ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"):
         names: list[str] = getattr(behaviour, key)
-        behaviour.unportable += [n for n in names if root in n]
-        setattr(behaviour, key, [n for n in names if root not in n])
+        behaviour.unportable += [n for n in names if named_by_path(n)]
+        setattr(behaviour, key, [n for n in names if not named_by_path(n)])
 
 
 def _runs(sandbox: Sandbox, spec: TestSpec, files: list[str], runs: int, timeout: float,
