@@ -583,6 +583,9 @@ def test_a_program_the_tests_start_comes_from_the_distribution_the_project_names
     assert diagnosis.kind == "missing_programs" and diagnosis.facts["programs"] == ["pypi-server"]
     assert RuleRepairer().repair(plan(), diagnosis, context(repo_root=str(tmp_path))) is None
     (tmp_path / "noxfile.py").write_text('@nox.session\ndef tests(session):\n'
+                                         '    session.run("pypiserver", "--help")\n')
+    assert RuleRepairer().repair(plan(), diagnosis, context(repo_root=str(tmp_path))) is None
+    (tmp_path / "noxfile.py").write_text('@nox.session\ndef tests(session):\n'
                                          '    session.install("pypiserver")\n')
     repaired = RuleRepairer().repair(plan(), diagnosis, context(repo_root=str(tmp_path)))
     assert repaired is not None and repaired[0].packages == ["pypiserver"]

@@ -42,15 +42,20 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]")
 
 def repair_programs(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """Tests start a program that is not installed (``pypi-server``): install the distribution
-    of that name, spelled as the project's own task-runner or CI files spell it
-    (``session.install("pypiserver")``); a program no file names is left alone."""
+    of that name, spelled as an install line of the project's own task-runner or CI files, or
+    a requirements file, spells it (``session.install("pypiserver")``); a program nothing
+    installs is left alone."""
     root = Path(context.repo_root) if context.repo_root else None
     if root is None:
         return None
     files = [root / name for name in _TOOL_FILES]
     files += sorted((root / ".github" / "workflows").glob("*.y*ml"))
-    files += sorted(root.glob("requirements*.txt")) + sorted(root.glob("requirements/*.txt"))
-    text = "\n".join(f.read_text(encoding="utf-8", errors="replace") for f in files if f.is_file())
+    requirements = sorted(root.glob("requirements*.txt")) + sorted(root.glob("requirements/*.txt"))
+    # only where something is installed: an install line, or a requirements file
+    text = "\n".join(line for f in files if f.is_file()
+                     for line in f.read_text(encoding="utf-8", errors="replace").splitlines()
+                     if "install" in line.lower())
+    text += "\n" + "\n".join(f.read_text(encoding="utf-8", errors="replace") for f in requirements)
     have = {requirement_key(p) for p in plan.packages}
     added: list[str] = []
     for program in diagnosis.facts.get("programs", []):
