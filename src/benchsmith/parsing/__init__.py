@@ -80,8 +80,15 @@ def running_test(output: str, runner: str) -> str | None:
     return collecting_module(output) if runner == "pytest" else None
 
 
-_ROOTDIR = re.compile(r"^rootdir: (?P<root>/\S+)", re.MULTILINE)
+# pytest's header: "rootdir: /path" (and ", configfile: ..." on the same line since pytest 7)
+_ROOTDIR = re.compile(r"^rootdir: (?P<root>/\S+?)/?(?:,|$)", re.MULTILINE)
 _MODULE_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+\.py)", line \d+ in <module>$', re.MULTILINE)
+
+
+def pytest_rootdir(output: str) -> str | None:
+    """The rootdir pytest's header names (the checkout, in our runs), without a trailing slash."""
+    found = _ROOTDIR.search(output)
+    return found["root"] if found else None
 
 
 def collecting_module(output: str) -> str | None:
@@ -89,11 +96,11 @@ def collecting_module(output: str) -> str | None:
     rootdir; read from the traceback Python's fault handler prints on SIGABRT (sandboxes send
     one before they kill a stalled run) or on a crash (a C extension that aborts or segfaults
     while it is imported). None without such a traceback, or for a conftest."""
-    root = _ROOTDIR.search(output)
+    root = pytest_rootdir(output)
     dump = output.rfind("Fatal Python error: ")
     if root is None or dump < 0:
         return None
-    prefix = root["root"].rstrip("/") + "/"
+    prefix = root + "/"
     modules = [frame["path"][len(prefix):] for frame in _MODULE_FRAME.finditer(output, dump)
                if frame["path"].startswith(prefix) and "/site-packages/" not in frame["path"]]
     # The outermost module of the checkout is the one pytest itself was importing.

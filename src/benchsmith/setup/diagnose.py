@@ -6,7 +6,7 @@ import re
 
 from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.harness.testrun import MAX_HUNG
-from benchsmith.parsing import running_test, service_failures
+from benchsmith.parsing import pytest_rootdir, running_test, service_failures
 from benchsmith.setup.system_packages import debian_packages_for, missing_tools
 
 _NETWORK = re.compile(
@@ -74,7 +74,6 @@ _RUN_FIRST = re.compile(
     r"\b[Rr]un\b(?: the following command| this command)?[^:`'\"\n]{0,60}?:?\s*[`'\"]?"
     r"(?P<command>(?:python3?|bash|sh) [\w.-]+(?:/[\w.-]+)*\.(?:py|sh)(?: [^`'\"\n]*)?|"
     r"\./[\w.-]+(?:/[\w.-]+)*(?: [^`'\"\n]*)?)")
-_ROOTDIR = re.compile(r"^rootdir: (\S+?)/?(?:,|$)", re.MULTILINE)
 _WARNING_ERROR = re.compile(r"^E\s+(?:\w+\.)*(Deprecation|PendingDeprecation|Resource|Future|User)Warning:",
                             re.MULTILINE)
 
@@ -317,15 +316,15 @@ def _steps_asked_for(out: str) -> tuple[list[str], list[str]]:
     """The commands test messages ask to run first, with the checkout's path (pytest's rootdir)
     made relative: they run in the next sandbox, at another path. Also the checkout's paths
     they were given as absolute ones: places the tests look in, for the step to fill."""
-    root = _ROOTDIR.search(out)
+    root = pytest_rootdir(out)
     steps: list[str] = []
     places: list[str] = []
     for match in _RUN_FIRST.finditer(out):
         command = match["command"].strip().rstrip(".").strip()
         if root:
-            prefix = root.group(1) + "/"
+            prefix = root + "/"
             places += [w.removeprefix(prefix) for w in command.split() if w.startswith(prefix)]
-            command = command.replace(prefix, "").replace(root.group(1), ".")
+            command = command.replace(prefix, "").replace(root, ".")
         for word in (" first", " before running the tests", " before the tests"):
             command = command.removesuffix(word)
         if command not in steps:
