@@ -217,3 +217,48 @@ def test_tests_that_need_the_network_are_recorded_not_counted(make_repo, tmp_pat
     assert failed.status == "failed" and failed.failure_category == "testing"
     assert (failed.failure_reason or "").startswith("every test that ran needs the network (2 tests")
     assert len(failed.iterations) == 1
+
+
+DOWNLOAD = """
+import time
+import urllib.request
+
+
+def fetch_test_file(name):
+    # retried with growing delays, as test-data helpers do
+    for delay in (20, 40, 80, 160):
+        try:
+            return urllib.request.urlopen("http://127.0.0.1:9/" + name, timeout=5).read()
+        except OSError:
+            time.sleep(delay)
+"""
+FETCHING_MODULE = """
+from calc.download import fetch_test_file
+
+DATA = fetch_test_file("{name}.dcm")
+
+
+def test_never_collected():
+    assert DATA
+"""
+
+
+def test_modules_that_wait_on_the_network_at_import_are_found_together(make_repo, tmp_path: Path) -> None:
+    """One stalled collection shows network code (a download helper's retries): every module
+    whose import waits the same way is found in one probe and left out, recorded as needing
+    the network; the other modules' tests validate."""
+    files = {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+             "src/calc/download.py": DOWNLOAD, "tests/test_calc.py": CALC_TESTS,
+             "tests/test_plain.py": "def test_plain():\n    assert True\n"}
+    files |= {f"tests/test_{n}.py": FETCHING_MODULE.format(name=n) for n in ("ct", "mr", "us")}
+    repo = make_repo("fetching", files)
+    started = time.monotonic()
+    record = engine(tmp_path, stall_timeout_s=STALL_S).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    fetching = {"tests/test_ct.py", "tests/test_mr.py", "tests/test_us.py"}
+    assert set(record.hung) == fetching and fetching <= set(record.needs_network)
+    assert all(f"--ignore={m}" in record.test[0] for m in fetching)
+    assert record.tests.PASSED == 5 and len(record.iterations) == 1
+    tests = [c for c in record.iterations[0].commands if c.phase == "test"]
+    assert len(tests) == 2  # the stalled run, then one rerun without all three
+    assert time.monotonic() - started < 240

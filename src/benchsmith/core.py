@@ -143,6 +143,9 @@ class Plan(BaseModel):
     requirement_files: list[str] = Field(default_factory=list)
     groups: list[str] = Field(default_factory=list)
     packages: list[str] = Field(default_factory=list)
+    # sources of packages a CI job installed from a git forge, at the date, written into the
+    # checkout by the harness: "./.benchsmith-deps/owner+name-<commit>" (harness/vendored.py)
+    vendored: list[str] = Field(default_factory=list)
     apt_packages: list[str] = Field(default_factory=list)  # installed only where apt is allowed
     services: list[Service] = Field(default_factory=list)  # started before the tests where apt is allowed
     exclude_newer_packages: dict[str, str] = Field(default_factory=dict)

@@ -92,6 +92,7 @@ def export(
     from benchsmith.datasets.export import export_instance
     from benchsmith.evaluation.inputs import load_instances
     from benchsmith.harness.checkout import materialize, resolve, resolve_source
+    from benchsmith.harness.vendored import vendor
     from benchsmith.sandbox.docker.images import RUN_HELPER, render_dockerfile
 
     loaded = read_input(load_instances, instances)
@@ -110,6 +111,7 @@ def export(
                     checkout = resolve(resolve_source(instance.repo, mirrors), rev=instance.base_commit,
                                        repo=instance.repo)
                     repo_dir = materialize(checkout, Path(scratch) / "repo", portable=True)
+                    vendor(repo_dir, instance.install, checkout.git_dir or checkout.source)
                 recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
                                            instance.exclude_newer, instance.install,
                                            install_at=instance.environment_commit(),

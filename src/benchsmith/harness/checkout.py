@@ -84,7 +84,8 @@ def cache_dir() -> Path:
     return Path(root)
 
 
-def _clone_remote(url: str) -> str:
+def resolve_remote(url: str) -> str:
+    """The bare clone of `url` in benchsmith's cache (cloned on first use)."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "+", repo_name_from(url))
     digest = hashlib.sha1(url.encode()).hexdigest()[:8]
     target = cache_dir() / "repos" / f"{slug}-{digest}.git"
@@ -130,14 +131,14 @@ def resolve(source: str, rev: str | None = None, on_date: str | None = None,
     """Find the git data for `source` and the commit for `rev` or the last one before `on_date`."""
     day = _parse_day(on_date) if on_date else None
     if _URL.match(source):
-        git_dir: str | None = _clone_remote(source)
+        git_dir: str | None = resolve_remote(source)
     else:
         path = Path(source).expanduser()
         if not path.exists():
             raise BenchsmithError(f"repository path does not exist: {source}")
         if not path.is_dir():
             if path.suffix == ".bundle":
-                git_dir = _clone_remote(f"file://{path.resolve()}")
+                git_dir = resolve_remote(f"file://{path.resolve()}")
             else:
                 raise BenchsmithError(f"not a directory or git bundle: {source}")
         else:
@@ -223,14 +224,22 @@ def init_submodules(repo: Path, local_source: bool) -> list[str]:
 _HOSTED = re.compile(r"^(?:https?://|ssh://git@|git@|git://)[^/:]+[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
 
+def local_mirror(near: str | Path, owner: str, name: str) -> Path | None:
+    """The mirror of `owner/name` next to `near`, a mirror directory's ``DIR/owner+name/repo``
+    (the layout `--mirrors` reads): ``DIR/owner2+name2/repo``, when there is one."""
+    path = Path(near)
+    if not path.is_absolute() or "+" not in path.parent.name:
+        return None
+    mirror = path.parent.parent / f"{owner}+{name}" / "repo"
+    return mirror if mirror.is_dir() else None
+
+
 def _point_submodules_at_mirrors(repo: Path) -> None:
     """A checkout from a mirror directory (`DIR/owner+name/repo`) takes each submodule hosted as
     `owner/name` from that directory's mirror of it when there is one, as the project itself is."""
     try:
-        origin = Path(git("config", "--get", "remote.origin.url", cwd=repo).strip())
+        origin = git("config", "--get", "remote.origin.url", cwd=repo).strip()
     except BenchsmithError:
-        return
-    if not origin.is_absolute() or "+" not in origin.parent.name:
         return
     try:
         listed = git("config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.url$", cwd=repo)
@@ -239,10 +248,8 @@ def _point_submodules_at_mirrors(repo: Path) -> None:
     for line in listed.splitlines():
         key, _, url = line.partition(" ")
         hosted = _HOSTED.match(url.strip())
-        if not hosted:
-            continue
-        mirror = origin.parent.parent / f"{hosted[1]}+{hosted[2]}" / "repo"
-        if mirror.is_dir():
+        mirror = local_mirror(origin, hosted[1], hosted[2]) if hosted else None
+        if mirror is not None:
             with contextlib.suppress(BenchsmithError):
                 git("config", key, str(mirror), cwd=repo)  # .git/config wins over .gitmodules
 

@@ -7,9 +7,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from benchsmith.core import BenchsmithError, Sandbox, output_tail
+from benchsmith.core import BenchsmithError, Diagnosis, Sandbox, output_tail
 from benchsmith.harness.checkout import Checkout, materialize
 from benchsmith.harness.render import uses_pip
+from benchsmith.harness.vendored import DEPS_DIR, vendor
 from benchsmith.sandbox.config import SandboxConfig, make_sandbox
 from benchsmith.sandbox.dated_index import dated_index_url
 
@@ -26,6 +27,24 @@ def install_env(python: str, exclude_newer: str, packages: dict[str, str] | None
     return env
 
 
+def stage(sandbox: Sandbox, repo_dir: Path, checkout: Checkout, python: str,
+          install: list[str]) -> Diagnosis | None:
+    """Put the checkout `repo_dir`, with the sources its `install` commands name, into the
+    sandbox and create its Python `python` environment; the diagnosis when either cannot be."""
+    try:
+        vendor(repo_dir, install, checkout.git_dir or checkout.source)
+    except BenchsmithError as exc:  # a reused plan names a source this machine cannot reach
+        return Diagnosis(category="installation", kind="direct_url_unreachable", reason=str(exc),
+                         facts={"urls": [word for command in install for word in command.split()
+                                         if DEPS_DIR in word]})
+    sandbox.upload(repo_dir, sandbox.workdir)
+    try:
+        sandbox.setup_python(python)
+    except BenchsmithError as exc:
+        return Diagnosis(category="python", kind="python_unavailable", reason=str(exc))
+    return None
+
+
 def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
                     install: list[str], exclude_newer: str, timeout: float) -> Sandbox:
     """A fresh sandbox with the checkout, a Python `python` venv and the `install` commands run.
@@ -36,8 +55,8 @@ def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
     workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
     try:
         repo_dir = materialize(checkout, workspace / "repo", portable=config.portable_checkout)
-        sandbox.upload(repo_dir, sandbox.workdir)
-        sandbox.setup_python(python)
+        if staged := stage(sandbox, repo_dir, checkout, python, install):
+            raise BenchsmithError(staged.reason)
         for command in install:
             result = sandbox.exec(command, env=install_env(python, exclude_newer), timeout=timeout)
             if not result.ok:

@@ -84,7 +84,7 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
         targets += ["-r", path]
     for group in [] if pip else plan.groups:  # dependency groups came after Python 2
         targets += ["--group", group]
-    targets += list(dict.fromkeys(plan.packages))
+    targets += list(dict.fromkeys(plan.packages)) + plan.vendored
     if targets:
         commands.append(_join(base + flags + targets))
     commands += [_env_prefix(plan.env) + command for command in plan.prepare]

@@ -22,6 +22,7 @@ from benchsmith.core import (
     TestStatus,
     output_tail,
 )
+from benchsmith.harness.collection_probe import probe_limit, slow_modules, waits_on_network
 from benchsmith.harness.names import status_of
 from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
@@ -101,6 +102,7 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
     run = TestRun()
     results: list[ExecResult] = []
     outputs: list[str] = []
+    blocked: list[str] = []  # test modules whose import waits on the network
     for _ in range(MAX_HUNG + 1):
         run.statuses, run.unconfirmed, run.report_missing, hung = {}, [], False, None
         run.needs_network, results = [], []
@@ -139,6 +141,13 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
                 hung = running_test(result.output, runner)
                 if hung is not None and not result.stalled and hung not in run.hung:
                     run.crashed.append(hung)
+                if (result.stalled and hung and "::" not in hung and hung.endswith(".py")
+                        and callable(commands) and waits_on_network(result.output)):
+                    slow = slow_modules(sandbox, (env or {}) | DETERMINISTIC_ENV, [*run.hung, hung],
+                                        probe_limit(stall_timeout))
+                    blocked += [m for m in [hung, *slow] if m not in blocked]
+                    outputs.append(f"[benchsmith: {hung} waits on the network at import; so do "
+                                   f"{len(slow)} more modules, left out together: {', '.join(slow[:5])}]\n")
                 break
             run.infrastructure = run.infrastructure or infrastructure_problem(
                 # without pytest's report the exit status is judged against the console
@@ -146,10 +155,11 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
                 result.output, runner)
         if hung is None or hung in run.hung:
             break
-        run.hung.append(hung)
+        run.hung += [t for t in dict.fromkeys([hung, *blocked]) if t not in run.hung]
         if not callable(commands):
             break  # a fixed command cannot leave the test out: the partial results stand
     run.statuses.update(dict.fromkeys(run.hung, TestStatus.FAILED))
+    run.needs_network += [m for m in blocked if m not in run.needs_network]
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("".join(outputs), encoding="utf-8", errors="replace")

@@ -37,6 +37,8 @@ class RepoContext(BaseModel):
     requirement_files: list[str] = Field(default_factory=list)  # all found, relative paths
     # Commands seen in CI, tox, nox, Makefile, docs (raw, one shell line each)
     install_commands: list[Hint] = Field(default_factory=list)
+    # packages a testing CI job installs from a git forge (`pip install git+https://...`)
+    hosted_requirements: list[Hint] = Field(default_factory=list)
     test_commands: list[Hint] = Field(default_factory=list)
     # tox / nox specifics
     tox_deps: list[Hint] = Field(default_factory=list)  # requirement strings or "-r file"

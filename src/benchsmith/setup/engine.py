@@ -24,7 +24,7 @@ from benchsmith.core import (
     TestStatus,
 )
 from benchsmith.harness.checkout import Checkout, materialize, resolve
-from benchsmith.harness.prepare import install_env
+from benchsmith.harness.prepare import install_env, stage
 from benchsmith.harness.render import leaving_out, plan_spec, render, render_spec
 from benchsmith.harness.services import listening, local_reason
 from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
@@ -305,12 +305,8 @@ class SetupEngine:
         env = install_env(plan.python, plan.exclude_newer, plan.exclude_newer_packages)
         sandbox = make_sandbox(self.options.sandbox)
         try:
-            sandbox.upload(host_repo, sandbox.workdir)
-            try:
-                sandbox.setup_python(plan.python)
-            except BenchsmithError as exc:
-                iteration.diagnosis = Diagnosis(category="python", kind="python_unavailable",
-                                                reason=str(exc))
+            if staged := stage(sandbox, host_repo, checkout, plan.python, install):
+                iteration.diagnosis = staged
                 return self._finish(iteration, started), counts
             for command in install:
                 result = sandbox.exec(command, env=env, timeout=self.options.install_timeout_s)

@@ -284,6 +284,9 @@ def repair_direct_url(plan: Plan, diagnosis: Diagnosis, context: RepoContext) ->
     """A requirement names an unreachable URL: its package comes from the index instead (the
     release at the date), or, when no name can be told, the line is dropped."""
     urls = diagnosis.facts.get("urls", [])
+    if unreachable := [v for v in plan.vendored if v in urls]:  # a source no mirror or URL gives
+        plan.vendored = [v for v in plan.vendored if v not in unreachable]
+        return f"leave out {', '.join(unreachable)} (its source cannot be had here)"
     root = Path(context.repo_root)
     for path in plan.requirement_files:
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from benchsmith.harness.vendored import hosted
+from benchsmith.setup.commands import split_install_command
 from benchsmith.setup.context_model import Hint, RepoContext
 from benchsmith.setup.sources.commands import (
     apt_packages,
@@ -56,8 +58,10 @@ class Collector:
                 items.append(item)
                 self.mark(source)
 
-    def command(self, line: str, source: str) -> None:
-        """Classify one shell line; keep it as install/test command (apt packages too)."""
+    def command(self, line: str, source: str, testing_job: bool = False) -> None:
+        """Classify one shell line; keep it as install/test command (apt packages too).
+        `testing_job`: the line is a CI job's that tests (not docs, lint, release); the packages
+        it installs from a git forge are kept (test data, a fork the index lacks)."""
         for kind, command in classify_line(line):
             target = self.ctx.install_commands if kind == "install" else self.ctx.test_commands
             self.hint(target, command, source)
@@ -67,8 +71,12 @@ class Collector:
             if kind == "install":
                 for package in apt_packages(command):
                     self.hint(self.ctx.apt_packages, package, source)
+            if kind == "install" and testing_job:
+                for package in split_install_command(command).packages:
+                    if hosted(package.strip("'\"")):
+                        self.hint(self.ctx.hosted_requirements, package.strip("'\""), source)
 
-    def script(self, text: str, source: str) -> None:
+    def script(self, text: str, source: str, testing_job: bool = False) -> None:
         """Every command line of a (possibly multi-line) shell script."""
         for line in shell_lines(text):
-            self.command(line, source)
+            self.command(line, source, testing_job)

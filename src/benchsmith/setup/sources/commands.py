@@ -78,6 +78,16 @@ def is_min_versions_env(name: str) -> bool:
     return any(_MIN_VERSIONS_ENV.fullmatch(part.strip()) for part in parts)
 
 
+# CI jobs that document, lint, benchmark or release (a job called "build" often tests).
+_NON_TEST_JOB = re.compile(r"(docs?|documentation|sphinx|lint\w*|flake8|mypy|pre-?commit|style|typing|types?"
+                           r"|typecheck|ruff|spelling|bench\w*|release|publish|deploy|upload|pypi)")
+
+
+def is_non_test_job(name: str) -> bool:
+    """Whether a CI job's id or name (or one of its words) says it does not run the tests."""
+    return any(_NON_TEST_JOB.fullmatch(part) for part in re.split(r"[-_\s/:()]+", name.lower()) if part)
+
+
 def is_non_test_env(name: str) -> bool:
     """Whether a tox env / nox session name (or one of its factors) is a lint/docs/release one."""
     parts = [name.lower(), *name.lower().split("-")]

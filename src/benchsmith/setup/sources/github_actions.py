@@ -6,6 +6,7 @@ from typing import Any
 
 from benchsmith.setup.sources.coerce import as_dict, as_list, as_str
 from benchsmith.setup.sources.collector import Collector
+from benchsmith.setup.sources.commands import is_non_test_job
 from benchsmith.setup.sources.versions import image_python, tox_env_pythons
 
 WORKFLOW_GLOBS = (
@@ -23,13 +24,14 @@ def read_github_actions(c: Collector) -> None:
     paths = sorted({path for pattern in WORKFLOW_GLOBS for path in c.files.glob(pattern)})
     for path in paths:
         doc = as_dict(c.files.yaml(path))
-        for job in as_dict(doc.get("jobs")).values():
+        for job_id, job in as_dict(doc.get("jobs")).items():
             job = as_dict(job)
             _matrix(c, as_dict(as_dict(job.get("strategy")).get("matrix")), path)
             container = job.get("container")
             image = as_str(as_dict(container).get("image")) or as_str(container)
             c.python(image_python(image) if image else None, path)
-            _steps(c, job.get("steps"), path)
+            testing = not any(is_non_test_job(as_str(n) or "") for n in (job_id, job.get("name")))
+            _steps(c, job.get("steps"), path, testing)
         _steps(c, as_dict(doc.get("runs")).get("steps"), path)
 
 
@@ -53,7 +55,7 @@ def _matrix(c: Collector, matrix: dict[str, Any], path: str) -> None:
                 _python_entries(c, as_dict(item), path)
 
 
-def _steps(c: Collector, steps: Any, path: str) -> None:
+def _steps(c: Collector, steps: Any, path: str, testing: bool = False) -> None:
     for step in as_list(steps):
         step = as_dict(step)
         uses = as_str(step.get("uses")) or ""
@@ -63,4 +65,4 @@ def _steps(c: Collector, steps: Any, path: str) -> None:
                 c.python(value, path)
         run = as_str(step.get("run"))
         if run:
-            c.script(run, path)
+            c.script(run, path, testing)
