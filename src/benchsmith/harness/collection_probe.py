@@ -4,8 +4,9 @@ with growing delays), found all at once instead of one stall limit each.
 When a stalled pytest run was importing a test module and Python's fault handler shows it in
 network code (a socket, urllib, a download or retry function), other modules of the suite
 likely do the same. Each test module is then collected alone, several at a time in the
-sandbox, and those whose collection does not end within a short limit are left out of the
-rerun together, and recorded as needing the network.
+sandbox; those still collecting after a short limit are stopped the same way, and the ones
+whose traceback is in network code too are left out of the rerun together and recorded as
+needing the network (a module that is merely slow to import is not).
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ _NETWORK_FRAME = re.compile(
     re.MULTILINE | re.IGNORECASE)
 MAX_MODULES = 400  # a larger suite is not probed: the rounds of stall limits stay the backstop
 PARALLEL = 8  # collections at a time: they mostly wait
-MODULE_LIMIT_S = 30.0  # a module that takes longer to collect than this waits on something
+# A module still collecting after this long is stopped with SIGABRT; it is left out when the
+# fault handler then shows it in network code (a slow import of a large library is not).
+MODULE_LIMIT_S = 10.0
 
 # Runs in the sandbox's environment (Python 3.6 or newer), in the checkout; argv: the time
-# limit, the parallelism, then paths to leave alone. Prints one "SLOW path" per module.
+# limit, the parallelism, then paths to leave alone. For each module that is still being
+# collected at the limit: "SLOW path", its fault handler's traceback, "END".
 _SCRIPT = r"""
-import fnmatch, os, subprocess, sys
+import fnmatch, os, signal, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 limit, parallel, skipped = float(sys.argv[1]), int(sys.argv[2]), set(sys.argv[3:])
 modules = []
@@ -46,18 +50,25 @@ if len(modules) > int(os.environ.get("PROBE_MAX", "400")):
 def collect(path):
     with open(os.devnull, "wb") as null:
         process = subprocess.Popen([sys.executable, "-m", "pytest", "--collect-only", "-q",
-                                    "-p", "no:cacheprovider", path], stdout=null, stderr=null)
+                                    "-p", "no:cacheprovider", path], stdout=null,
+                                   stderr=subprocess.PIPE, env=dict(os.environ, PYTHONFAULTHANDLER="1"))
         try:
-            process.wait(timeout=limit)
+            process.communicate(timeout=limit)
             return None
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            return path
+            process.send_signal(signal.SIGABRT)
+            try:
+                err = process.communicate(timeout=10)[1]
+            except subprocess.TimeoutExpired:
+                process.kill()
+                err = process.communicate()[1]
+            return path, err.decode("utf-8", "replace")
 with ThreadPoolExecutor(max_workers=parallel) as pool:
     for slow in pool.map(collect, modules):
         if slow:
-            print("SLOW " + slow)
+            print("SLOW " + slow[0])
+            print(slow[1])
+            print("END")
 """
 
 
@@ -67,18 +78,15 @@ def waits_on_network(output: str) -> bool:
     return dump >= 0 and _NETWORK_FRAME.search(output, dump) is not None
 
 
-def probe_limit(stall_timeout: float | None) -> float:
-    """How long one module's collection may take: half the stall limit, 8 to 30 seconds."""
-    return min(MODULE_LIMIT_S, max((stall_timeout or MODULE_LIMIT_S) / 2, 8.0))
-
-
 def slow_modules(sandbox: Sandbox, env: dict[str, str], skipped: list[str],
                  limit: float = MODULE_LIMIT_S) -> list[str]:
-    """The test modules (``test_*.py``, ``*_test.py``, checkout-relative) whose collection
-    alone takes longer than `limit`; `skipped` are not tried. Empty when the probe cannot run."""
+    """The test modules (``test_*.py``, ``*_test.py``, checkout-relative) whose collection alone
+    is, after `limit` seconds, still waiting in network code; `skipped` are not tried. Empty
+    when the probe cannot run."""
     command = (f"python -c {shlex.quote(_SCRIPT.strip())} {limit:g} {PARALLEL} "
                + " ".join(shlex.quote(p) for p in skipped))
-    # every module may wait out the limit, `PARALLEL` at a time
-    budget = limit * (MAX_MODULES / PARALLEL + 2)
+    # every module may wait out the limit (and its traceback), `PARALLEL` at a time
+    budget = (limit + 10) * (MAX_MODULES / PARALLEL + 2)
     result = sandbox.exec(command, env={**env, "PROBE_MAX": str(MAX_MODULES)}, timeout=budget)
-    return [line[5:].strip() for line in result.output.splitlines() if line.startswith("SLOW ")]
+    found = re.finditer(r"^SLOW (?P<path>[^\n]+)\n(?P<dump>.*?)^END$", result.output, re.MULTILINE | re.DOTALL)
+    return [m["path"].strip() for m in found if waits_on_network(m["dump"])]

@@ -22,7 +22,7 @@ from benchsmith.core import (
     TestStatus,
     output_tail,
 )
-from benchsmith.harness.collection_probe import probe_limit, slow_modules, waits_on_network
+from benchsmith.harness.collection_probe import slow_modules, waits_on_network
 from benchsmith.harness.names import status_of
 from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
@@ -143,8 +143,7 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
                     run.crashed.append(hung)
                 if (result.stalled and hung and "::" not in hung and hung.endswith(".py")
                         and callable(commands) and waits_on_network(result.output)):
-                    slow = slow_modules(sandbox, (env or {}) | DETERMINISTIC_ENV, [*run.hung, hung],
-                                        probe_limit(stall_timeout))
+                    slow = slow_modules(sandbox, (env or {}) | DETERMINISTIC_ENV, [*run.hung, hung])
                     blocked += [m for m in [hung, *slow] if m not in blocked]
                     outputs.append(f"[benchsmith: {hung} waits on the network at import; so do "
                                    f"{len(slow)} more modules, left out together: {', '.join(slow[:5])}]\n")
