@@ -291,6 +291,8 @@ class SetupEngine:
             order = [choice.version, *choice.fallbacks]
             plan.python_fallbacks = [v for v in order if version_key(v) < version_key(plan.python)]
             apply_date_rules(plan, context)
+            plan.vendored = []  # this commit's CI decides, at this date
+            RulePlanner.add_hosted(context, plan)
             plans.append((f"reference {spec.commit[:12]} {spec.date}", plan))
         return plans
 

@@ -82,7 +82,7 @@ class RulePlanner:
         plan.notes.append(f"python {python.version}: {python.reason}")
         self._project(context, plan)
         self._requirements(context, plan)
-        self._hosted(context, plan)
+        self.add_hosted(context, plan)
         self._test_command(context, plan)
         self._plugins(context, plan)
         neutralise_configured_options(plan, context)
@@ -209,7 +209,7 @@ class RulePlanner:
             plan.sources.setdefault("packages", []).append("tox/poetry/hatch dependencies")
 
     @staticmethod
-    def _hosted(context: RepoContext, plan: Plan) -> None:
+    def add_hosted(context: RepoContext, plan: Plan) -> None:
         """Packages a testing CI job installs from a git forge (test data, an unreleased fork):
         their source at the date, from the mirror next to the project's or their URL; one
         that cannot be reached is left out, noted."""
