@@ -376,7 +376,8 @@ class SetupEngine:
         iteration.needs_network = list(run.needs_network)
         for hung in run.hung:
             self.progress(f"  crashed: {hung} (killed the test process; left out)"
-                          if hung in run.crashed else f"  hung: {hung} (stopped after "
+                          if hung in run.crashed else f"  left out: {hung} (its import waits on the "
+                          "network)" if hung in run.needs_network else f"  hung: {hung} (stopped after "
                           f"{self.options.stall_timeout_s:.0f}s without progress)")
         iteration.hung += [t for t in run.hung if t not in iteration.hung]
         iteration.crashed += [t for t in run.crashed if t not in iteration.crashed]
