@@ -846,3 +846,18 @@ def test_a_test_id_with_the_checkout_path_has_one_name_in_every_sandbox(tmp_path
         assert not run.infrastructure, run.infrastructure
         names.append(sorted(run.statuses))
     assert names[0] == names[1] == [f"test_where.py::test_here[{core.CHECKOUT_PATH}]"]
+
+
+def test_a_stalled_import_in_network_code_is_told_from_a_slow_one() -> None:
+    from benchsmith.harness.collection_probe import waits_on_network
+
+    head = "collecting ... Fatal Python error: Aborted\n\nCurrent thread 0x1 (most recent call first):\n"
+    retry = (head + '  File "/work/repo/pkg/data/retry.py", line 53 in f_retry\n'
+             '  File "/work/repo/pkg/data/download.py", line 215 in data_path_with_download\n'
+             '  File "/work/repo/pkg/tests/test_x.py", line 25 in <module>\n')
+    socket = head + '  File "/usr/lib/python3.11/socket.py", line 294 in accept\n'
+    fetching = head + '  File "/work/repo/tests/helpers.py", line 9 in fetch_remote_file\n'
+    heavy = (head + '  File "<frozen importlib._bootstrap>", line 241 in _call_with_frames_removed\n'
+             '  File "/work/repo/tests/test_heavy.py", line 3 in <module>\n')
+    assert waits_on_network(retry) and waits_on_network(socket) and waits_on_network(fetching)
+    assert not waits_on_network(heavy) and not waits_on_network(retry.replace("Fatal Python error", "x"))

@@ -232,6 +232,17 @@ def fetch_test_file(name):
         except OSError:
             time.sleep(delay)
 """
+PLAIN_AND_ONLINE = """
+from calc.download import fetch_test_file
+
+
+def test_plain():
+    assert True
+
+
+def test_online():
+    assert fetch_test_file("series.dcm")
+"""
 FETCHING_MODULE = """
 from calc.download import fetch_test_file
 
@@ -246,10 +257,11 @@ def test_never_collected():
 def test_modules_that_wait_on_the_network_at_import_are_found_together(make_repo, tmp_path: Path) -> None:
     """One stalled collection shows network code (a download helper's retries): every module
     whose import waits the same way is found in one probe and left out, recorded as needing
-    the network; the other modules' tests validate."""
+    the network; a test stalled the same way is recorded so too, a merely slow import is only
+    hung; the other tests validate."""
     files = {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
              "src/calc/download.py": DOWNLOAD, "tests/test_calc.py": CALC_TESTS,
-             "tests/test_plain.py": "def test_plain():\n    assert True\n"}
+             "tests/test_plain.py": PLAIN_AND_ONLINE}
     files |= {f"tests/test_{n}.py": FETCHING_MODULE.format(name=n) for n in ("ct", "mr", "us")}
     # slow to import, but not waiting on another host: not one of them
     files["tests/test_heavy.py"] = "import time\n\ntime.sleep(12)\n\n\ndef test_heavy():\n    assert True\n"
@@ -258,11 +270,13 @@ def test_modules_that_wait_on_the_network_at_import_are_found_together(make_repo
     record = engine(tmp_path, stall_timeout_s=STALL_S).setup(str(repo.path), on_date=PIN_DATE)
     assert record.status == "validated", record.failure_reason
     fetching = {"tests/test_ct.py", "tests/test_mr.py", "tests/test_us.py"}
-    assert set(record.hung) == fetching | {"tests/test_heavy.py"}
-    assert set(record.needs_network) == fetching
+    online = "tests/test_plain.py::test_online"
+    assert set(record.hung) == fetching | {"tests/test_heavy.py", online}
+    assert set(record.needs_network) == fetching | {online}
     assert all(f"--ignore={m}" in record.test[0] for m in fetching)
     assert record.tests.PASSED == 5 and len(record.iterations) == 1
     tests = [c for c in record.iterations[0].commands if c.phase == "test"]
-    # stalled in test_ct (the probe finds the other two), then in test_heavy, then the clean run
-    assert len(tests) == 3
+    # stalled in test_ct (the probe finds the other two), in test_heavy, in test_online, then
+    # the clean run
+    assert len(tests) == 4
     assert time.monotonic() - started < 240

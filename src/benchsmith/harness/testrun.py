@@ -141,12 +141,13 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
                 hung = running_test(result.output, runner)
                 if hung is not None and not result.stalled and hung not in run.hung:
                     run.crashed.append(hung)
-                if (result.stalled and hung and "::" not in hung and hung.endswith(".py")
-                        and callable(commands) and waits_on_network(result.output)):
-                    slow = slow_modules(sandbox, (env or {}) | DETERMINISTIC_ENV, [*run.hung, hung])
+                if result.stalled and hung and waits_on_network(result.output):
+                    module = "::" not in hung and hung.endswith(".py")
+                    slow = slow_modules(sandbox, (env or {}) | DETERMINISTIC_ENV, [*run.hung, hung]) \
+                        if module and callable(commands) else []
                     blocked += [m for m in [hung, *slow] if m not in blocked]
-                    outputs.append(f"[benchsmith: {hung} waits on the network at import; so do "
-                                   f"{len(slow)} more modules, left out together: {', '.join(slow[:5])}]\n")
+                    outputs.append(f"[benchsmith: {hung} waits on the network; so do {len(slow)} "
+                                   f"more modules, left out together: {', '.join(slow[:5])}]\n")
                 break
             run.infrastructure = run.infrastructure or infrastructure_problem(
                 # without pytest's report the exit status is judged against the console
