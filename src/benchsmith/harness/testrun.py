@@ -102,7 +102,7 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
     run = TestRun()
     results: list[ExecResult] = []
     outputs: list[str] = []
-    blocked: list[str] = []  # test modules whose import waits on the network
+    blocked: list[str] = []  # modules (their import) and tests found waiting on the network
     for _ in range(MAX_HUNG + 1):
         run.statuses, run.unconfirmed, run.report_missing, hung = {}, [], False, None
         run.needs_network, results = [], []
