@@ -36,6 +36,9 @@ DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC", **STALL_TRACEBACK_ENV}
 _DID_NOT_RUN = {3, 4, 126, 127}
 _EXECUTED = PASSING | FAILING
 MAX_HUNG = 3  # hung tests left out, one rerun each, before a run gives up on its suite
+# Stalls in network code (test data fetched and retried) have a budget of their own: a suite
+# run offline may have several, and each says the same thing about the environment.
+MAX_NETWORK_STALLS = 5
 # A test process killed by a signal (a C extension that aborts or crashes) has Python's fault
 # handler name where it was; that test is left out like a hung one.
 _CRASH = re.compile(r"Fatal Python error: \w")
@@ -103,7 +106,8 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
     results: list[ExecResult] = []
     outputs: list[str] = []
     blocked: list[str] = []  # modules (their import) and tests found waiting on the network
-    for _ in range(MAX_HUNG + 1):
+    stalls = {"hung": 0, "network": 0}
+    while True:
         run.statuses, run.unconfirmed, run.report_missing, hung = {}, [], False, None
         run.needs_network, results = [], []
         for command in render(run.hung):
@@ -158,6 +162,9 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
         run.hung += [t for t in dict.fromkeys([hung, *blocked]) if t not in run.hung]
         if not callable(commands):
             break  # a fixed command cannot leave the test out: the partial results stand
+        stalls["network" if hung in blocked else "hung"] += 1
+        if stalls["hung"] > MAX_HUNG or stalls["network"] > MAX_NETWORK_STALLS:
+            break
     run.statuses.update(dict.fromkeys(run.hung, TestStatus.FAILED))
     run.needs_network += [m for m in blocked if m not in run.needs_network]
     if log is not None:
