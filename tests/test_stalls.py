@@ -280,3 +280,15 @@ def test_modules_that_wait_on_the_network_at_import_are_found_together(make_repo
     # the clean run
     assert len(tests) == 4
     assert time.monotonic() - started < 240
+
+
+def test_more_hung_tests_than_a_run_leaves_out_fail_the_run_with_the_last_named(make_repo, tmp_path: Path) -> None:
+    sleepers = "import time\n" + "".join(f"\n\ndef test_sleep_{n}():\n    time.sleep(600)\n" for n in range(5))
+    repo = make_repo("sleepers", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                  "tests/test_calc.py": CALC_TESTS, "tests/test_sleep.py": sleepers})
+    record = engine(tmp_path, stall_timeout_s=STALL_S, max_iterations=0).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "failed"
+    assert record.hung == [f"tests/test_sleep.py::test_sleep_{n}" for n in range(4)]
+    assert "more tests hang than a run leaves out (3); the last was tests/test_sleep.py::test_sleep_3" \
+        in (record.failure_reason or "")
+    assert record.needs_network == []
