@@ -43,6 +43,14 @@ jobs:
     steps:
       - run: pip install git+https://github.com/acme/theme
 """
+# a workflow that runs another project's tests against this one: not this project's environment
+DOWNSTREAM = """
+name: Downstream tests
+jobs:
+  tests:
+    steps:
+      - run: pip install git+https://github.com/acme/theme
+"""
 
 TESTS = """
 import refdata
@@ -59,8 +67,10 @@ def test_hosted_requirements_are_told_from_other_lines() -> None:
     assert hosted("git+ssh://git@github.com/o/n.git") == ("github.com", "o", "n", None)
     assert hosted("pydicom-data>=1") is None and hosted("https://files.example/x.tar.gz") is None
     assert vendored_in([f"uv pip install -e . ./{DEPS_DIR}/o+n.x-0123456789ab pytest"]) == [("o", "n.x", "0123456789ab")]
-    assert [is_non_test_job(n) for n in ("build", "tests (3.8)", "Build docs", "pr-type-lint-spell",
-                                         "benchmarks", "Publish to PyPI")] == [False, False, True, True, True, True]
+    assert [is_non_test_job(n) for n in ("build", "tests (3.8)", "test-core-only", "Build docs",
+                                         "pr-type-lint-spell", "benchmarks", "Publish to PyPI",
+                                         "downstream", "Check development branches of dependencies")
+            ] == [False, False, False, True, True, True, True, True, True]
 
 
 def _mirror(repo: Path, mirrors: Path, slug: str) -> Path:
@@ -79,7 +89,8 @@ def test_a_ci_jobs_git_package_comes_from_its_mirror_at_the_date(make_repo, tmp_
                            date="2023-09-01T12:00:00+00:00")
     theme = make_repo("theme", {"pyproject.toml": PYPROJECT.format(name="theme"), "theme/__init__.py": ""})
     project = make_repo("tool", {"pyproject.toml": PYPROJECT.format(name="tool"), "tool/__init__.py": "",
-                                 "tests/test_data.py": TESTS, ".github/workflows/ci.yml": WORKFLOW})
+                                 "tests/test_data.py": TESTS, ".github/workflows/ci.yml": WORKFLOW,
+                                 ".github/workflows/downstream.yml": DOWNSTREAM})
     mirrors = tmp_path / "mirrors"
     for slug, repo in (("acme+refdata", refdata), ("acme+theme", theme), ("acme+tool", project)):
         _mirror(repo.path, mirrors, slug)
@@ -89,7 +100,7 @@ def test_a_ci_jobs_git_package_comes_from_its_mirror_at_the_date(make_repo, tmp_
     assert record.status == "validated", record.failure_reason
     assert record.tests.PASSED == 1
     wanted = f"./{DEPS_DIR}/acme+refdata-{before[:12]}"
-    assert record.plan.vendored == [wanted]  # not the docs job's theme
+    assert record.plan.vendored == [wanted]  # not the docs or downstream jobs' theme
     assert any(wanted in command for command in record.install)
     assert any("leave out git+https://git.example.invalid/acme/gone.git" in n for n in record.plan.notes)
 

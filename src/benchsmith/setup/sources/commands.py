@@ -78,9 +78,11 @@ def is_min_versions_env(name: str) -> bool:
     return any(_MIN_VERSIONS_ENV.fullmatch(part.strip()) for part in parts)
 
 
-# CI jobs that document, lint, benchmark or release (a job called "build" often tests).
+# CI jobs that document, lint, benchmark or release, or test other projects or the development
+# branches of dependencies (a job called "build" often runs the project's own tests).
 _NON_TEST_JOB = re.compile(r"(docs?|documentation|sphinx|lint\w*|flake8|mypy|pre-?commit|style|typing|types?"
-                           r"|typecheck|ruff|spelling|bench\w*|release|publish|deploy|upload|pypi)")
+                           r"|typecheck|ruff|spelling|bench\w*|release|publish|deploy|upload|pypi"
+                           r"|downstream|upstream|nightly|dependencies|deps)")
 
 
 def is_non_test_job(name: str) -> bool:

@@ -24,13 +24,14 @@ def read_github_actions(c: Collector) -> None:
     paths = sorted({path for pattern in WORKFLOW_GLOBS for path in c.files.glob(pattern)})
     for path in paths:
         doc = as_dict(c.files.yaml(path))
+        workflow = (path.rsplit("/", 1)[-1].rsplit(".", 1)[0], as_str(doc.get("name")) or "")
         for job_id, job in as_dict(doc.get("jobs")).items():
             job = as_dict(job)
             _matrix(c, as_dict(as_dict(job.get("strategy")).get("matrix")), path)
             container = job.get("container")
             image = as_str(as_dict(container).get("image")) or as_str(container)
             c.python(image_python(image) if image else None, path)
-            testing = not any(is_non_test_job(as_str(n) or "") for n in (job_id, job.get("name")))
+            testing = not any(is_non_test_job(as_str(n) or "") for n in (job_id, job.get("name"), *workflow))
             _steps(c, job.get("steps"), path, testing)
         _steps(c, as_dict(doc.get("runs")).get("steps"), path)
 
