@@ -34,6 +34,7 @@ from benchsmith.sandbox.store import environment_name
 from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import apply_date_rules
+from benchsmith.setup.hosted import add_hosted
 from benchsmith.setup.optional import optional_requirements, skip_reasons
 from benchsmith.setup.options import SetupOptions
 from benchsmith.setup.planner import RulePlanner
@@ -292,7 +293,7 @@ class SetupEngine:
             plan.python_fallbacks = [v for v in order if version_key(v) < version_key(plan.python)]
             apply_date_rules(plan, context)
             plan.vendored = []  # this commit's CI decides, at this date
-            RulePlanner.add_hosted(context, plan)
+            add_hosted(context, plan)
             plans.append((f"reference {spec.commit[:12]} {spec.date}", plan))
         return plans
 

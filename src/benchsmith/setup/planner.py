@@ -7,11 +7,8 @@ import shlex
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
-from benchsmith.core import BenchsmithError, Plan
-from benchsmith.harness.checkout import git
-from benchsmith.harness.vendored import hosted, vendored_path
+from benchsmith.core import Plan
 from benchsmith.setup.commands import (
     positional_args,
     pytest_args_from_command,
@@ -19,6 +16,7 @@ from benchsmith.setup.commands import (
 )
 from benchsmith.setup.context_model import Hint, RepoContext
 from benchsmith.setup.date_rules import apply_date_rules
+from benchsmith.setup.hosted import add_hosted
 from benchsmith.setup.knowledge import (
     PYTEST_INI_KEY_PLUGINS,
     plugin_for_option,
@@ -82,7 +80,7 @@ class RulePlanner:
         plan.notes.append(f"python {python.version}: {python.reason}")
         self._project(context, plan)
         self._requirements(context, plan)
-        self.add_hosted(context, plan)
+        add_hosted(context, plan)
         self._test_command(context, plan)
         self._plugins(context, plan)
         neutralise_configured_options(plan, context)
@@ -208,29 +206,6 @@ class RulePlanner:
             plan.packages += packages
             plan.sources.setdefault("packages", []).append("tox/poetry/hatch dependencies")
 
-    @staticmethod
-    def add_hosted(context: RepoContext, plan: Plan) -> None:
-        """Packages a testing CI job installs from a git forge (test data, an unreleased fork):
-        their source at the date, from the mirror next to the project's or their URL; one
-        that cannot be reached is left out, noted."""
-        own = canonicalize_name(context.project_name or "")
-        seen: set[str] = set()
-        for hint in context.hosted_requirements:
-            _, owner, name, _ = hosted(hint.value) or ("", "", "", None)
-            if not context.repo_root or canonicalize_name(name) == own or hint.value in seen:
-                continue
-            seen.add(hint.value)
-            try:
-                path = vendored_path(hint.value, _origin(context.repo_root), plan.exclude_newer)
-            except BenchsmithError as exc:
-                plan.notes.append(f"leave out {hint.value} ({hint.source}): {exc}")
-                continue
-            if path not in plan.vendored:
-                plan.vendored.append(path)
-                plan.sources.setdefault("vendored", []).append(hint.source)
-                plan.notes.append(f"install {hint.value} ({hint.source}) from its source at the "
-                                  f"date: {path}")
-
     # -- test ---------------------------------------------------------------------------
     def _test_command(self, context: RepoContext, plan: Plan) -> None:
         value_options = frozenset(context.pytest_value_options)
@@ -292,14 +267,6 @@ class RulePlanner:
         if plan.runner == "pytest" and plugins:
             plan.packages += plugins
             plan.sources["plugins"] = [context.pytest_config_file or "test command"]
-
-
-def _origin(repo_root: str) -> str:
-    """Where the checkout at `repo_root` was cloned from (a mirror's path, a URL)."""
-    try:
-        return git("config", "--get", "remote.origin.url", cwd=repo_root).strip()
-    except BenchsmithError:
-        return repo_root
 
 
 def _requirement_path(reference: str) -> str:
