@@ -292,3 +292,32 @@ def test_more_hung_tests_than_a_run_leaves_out_fail_the_run_with_the_last_named(
     assert "more tests hang than a run leaves out (3); the last was tests/test_sleep.py::test_sleep_3" \
         in (record.failure_reason or "")
     assert record.needs_network == []
+
+
+def test_an_old_pytest_that_captures_its_collection_still_names_the_stalled_module(tmp_path: Path) -> None:
+    """pytest 6 captures descriptor 2 while it collects, where the fault handler would write;
+    the test environment's fault handler writes to a copy taken at start-up instead."""
+    from benchsmith.harness.testrun import run_tests
+
+    project = tmp_path / "old"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_calc.py").write_text("def test_one():\n    assert True\n")
+    (project / "tests" / "test_data.py").write_text(BLOCKED_COLLECTION)
+    sandbox = make_sandbox(LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")))
+    try:
+        sandbox.upload(project, sandbox.workdir)
+        sandbox.setup_python("3.9")
+        assert sandbox.exec("uv pip install pytest==6.2.4", timeout=300).ok
+
+        def commands(left_out: list[str]) -> list[str]:
+            return ["python -m pytest -rA -v -p no:cacheprovider tests"
+                    + "".join(f" --ignore={m}" for m in left_out)]
+
+        run = run_tests(sandbox, commands, "pytest", timeout=300, stall_timeout=STALL_S)
+        assert run.hung == ["tests/test_data.py"]
+        assert run.passed("tests/test_calc.py::test_one") and len(run.commands) == 2
+        # nothing changes for a process without the variable
+        assert sandbox.exec("python -c 'import faulthandler; print(faulthandler.is_enabled())'",
+                            timeout=60).output.strip() == "False"
+    finally:
+        sandbox.close()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,18 @@ from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report
 
 # A run stopped for stalling prints where it was stuck (sandboxes send SIGABRT before they
 # kill it), which names a test module whose collection hangs. Every test command gets it.
-STALL_TRACEBACK_ENV = {"PYTHONFAULTHANDLER": "1"}
+STALL_TRACEBACK_ENV = {"PYTHONFAULTHANDLER": "1", "BENCHSMITH_STALL_DUMP": "1"}
+# pytest before 7 captures file descriptor 2 while it collects, and the fault handler that
+# PYTHONFAULTHANDLER enables writes to descriptor 2: a collection that stalls would leave its
+# traceback in pytest's capture file, which dies with the process. A .pth file in the test
+# environment (inactive without BENCHSMITH_STALL_DUMP) points the fault handler at a copy of
+# descriptor 2 taken when the interpreter starts, before any capture. Python 3 only.
+_STALL_DUMP_PTH = ("import os; exec(\"try:\\n import faulthandler\\n if os.environ.get('BENCHSMITH_STALL_DUMP'): "
+                   "faulthandler.enable(file=os.fdopen(os.dup(2), 'w'))\\nexcept Exception:\\n pass\")\n")
+_INSTALL_STALL_DUMP = ("import os, sys, sysconfig\n"
+                       "if sys.version_info >= (3, 3):\n"
+                       "    path = os.path.join(sysconfig.get_paths()['purelib'], 'benchsmith_stall_dump.pth')\n"
+                       f"    open(path, 'w').write({_STALL_DUMP_PTH!r})\n")
 # Fixed for every test run so that results do not depend on hash seeds or the clock's zone.
 DETERMINISTIC_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC", **STALL_TRACEBACK_ENV}
 # pytest: 3 internal error, 4 usage error; shells: 126 not executable, 127 command not found
@@ -107,6 +119,7 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
     outputs: list[str] = []
     blocked: list[str] = []  # modules (their import) and tests found waiting on the network
     stalls = {"hung": 0, "network": 0}
+    sandbox.exec(f"python -c {shlex.quote(_INSTALL_STALL_DUMP)}", timeout=60)
     while True:
         run.statuses, run.unconfirmed, run.report_missing, hung = {}, [], False, None
         run.needs_network, results = [], []
