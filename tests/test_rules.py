@@ -141,6 +141,16 @@ def test_diagnose_install_failures() -> None:
     assert offline.infrastructure
     build = diagnose_install(failed("Failed to build `calc @ file:///tmp/x`\nModuleNotFoundError: No module named 'numpy'"), ["calc"])
     assert build.kind == "build_dependency_missing" and build.facts["modules"] == ["numpy"]
+    # a dependency built without isolation, versioned by setuptools_scm, which is not there
+    scm = diagnose_install(failed(
+        "error: Failed to download and build `lazy-object-proxy==1.8.0`\n"
+        "  Caused by: Package metadata version `0.0.0` does not match given version `1.8.0`"), ["astroid"])
+    assert scm.kind == "build_dependency_missing" and scm.facts == {
+        "modules": ["setuptools_scm"], "package": ["lazy-object-proxy"]}
+    plan = Plan(python="3.11", exclude_newer="2022-11-12T00:00:00Z", build_isolation=False,
+                build_requirements=["setuptools", "wheel"])
+    fixed, what = RuleRepairer().repair(plan, scm, RepoContext()) or (None, "")
+    assert fixed is not None and "setuptools-scm" in fixed.build_requirements, what
 
 
 def test_diagnose_test_failures() -> None:

@@ -40,7 +40,11 @@ _NO_PEP660 = re.compile(
 _MISSING_MODULE = re.compile(
     r"(?:ModuleNotFoundError|ImportError): No module named ['\"]?([A-Za-z_][\w.]*)['\"]?"
 )
-_FAILED_BUILD = re.compile(r"Failed to build `([^`@ ]+)(?: @ (file://[^`]+))?")
+# uv: "Failed to build `calc @ file:///...`" (a path), "Failed to download and build `x==1.0`"
+_FAILED_BUILD = re.compile(r"Failed to (?:download and )?build `([^`@ =]+)(?:==[^`]*)?(?: @ (file://[^`]+))?")
+# A package versioned by setuptools_scm, built without isolation where setuptools_scm is absent:
+# setuptools ignores `use_scm_version` and the version comes out as 0.0.0.
+_SCM_VERSION_MISSING = re.compile(r"metadata version `0\.0\.0` does not match given version")
 _PY_SPEC = re.compile(
     r"(?:current|requested) Python version \(([\d.]+)\) does not satisfy Python([<>=!~][^ ,]*(?:,[<>=!~][^ ,]*)*)"
 )
@@ -167,6 +171,8 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         modules = [m.split(".")[0] for m in _MISSING_MODULE.findall(out)]
         if "invalid command 'bdist_wheel'" in out:
             modules.append("wheel")
+        if _SCM_VERSION_MISSING.search(out):
+            modules.append("setuptools_scm")
         if modules:
             return Diagnosis(category="installation", kind="build_dependency_missing",
                              reason=f"building {name} needs {', '.join(dict.fromkeys(modules))}",
