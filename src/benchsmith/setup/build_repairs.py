@@ -22,7 +22,9 @@ def repair_build_dependency(plan: Plan, diagnosis: Diagnosis, context: RepoConte
     """setup.py imports something at build time: pre-install it and build without isolation."""
     needed = [distribution_for_import(m) for m in diagnosis.facts.get("modules", [])]
     needed += ["setuptools", "wheel"] + [r for r in context.build_requires if r]
-    fresh = [n for n in dict.fromkeys(needed) if n not in plan.build_requirements]
+    # a build tool the plan already has (a newer backend a repair allowed) keeps its version
+    have = {requirement_key(r) for r in plan.build_requirements}
+    fresh = [n for n in dict.fromkeys(needed) if requirement_key(n) not in have]
     if plan.build_isolation is False and not fresh:
         return None
     plan.build_requirements += fresh
