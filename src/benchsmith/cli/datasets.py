@@ -111,7 +111,7 @@ def export(
                     checkout = resolve(resolve_source(instance.repo, mirrors), rev=instance.base_commit,
                                        repo=instance.repo)
                     repo_dir = materialize(checkout, Path(scratch) / "repo", portable=True)
-                    vendor(repo_dir, instance.install, checkout.git_dir or checkout.source)
+                    vendor(repo_dir, instance.install)
                 recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
                                            instance.exclude_newer, instance.install,
                                            install_at=instance.environment_commit(),

@@ -75,7 +75,7 @@ def docker_build_env(
                            on_date=record.date if record.commit == "worktree" else None,
                            repo=record.repo)
         repo_dir = materialize(checkout, workspace / "repo", portable=True)
-        vendor(repo_dir, record.install, checkout.git_dir or checkout.source)
+        vendor(repo_dir, record.install)
         err.print(f"[dim]building {record.repo} @ {record.commit[:12]} from its Dockerfile[/]")
         dockerfile = record.dockerfile or render_dockerfile(
             record.repo, record.commit, record.python or "", record.exclude_newer or "", record.install)

@@ -224,6 +224,15 @@ def init_submodules(repo: Path, local_source: bool) -> list[str]:
 _HOSTED = re.compile(r"^(?:https?://|ssh://git@|git@|git://)[^/:]+[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
 
 
+def origin(repo: str | Path) -> str:
+    """Where the checkout `repo` was cloned from (a mirror's path, a URL); `repo` itself when
+    it is no clone."""
+    try:
+        return git("config", "--get", "remote.origin.url", cwd=repo).strip()
+    except BenchsmithError:
+        return str(repo)
+
+
 def local_mirror(near: str | Path, owner: str, name: str) -> Path | None:
     """The mirror of `owner/name` next to `near`, a mirror directory's ``DIR/owner+name/repo``
     (the layout `--mirrors` reads): ``DIR/owner2+name2/repo``, when there is one."""
@@ -237,10 +246,7 @@ def local_mirror(near: str | Path, owner: str, name: str) -> Path | None:
 def _point_submodules_at_mirrors(repo: Path) -> None:
     """A checkout from a mirror directory (`DIR/owner+name/repo`) takes each submodule hosted as
     `owner/name` from that directory's mirror of it when there is one, as the project itself is."""
-    try:
-        origin = git("config", "--get", "remote.origin.url", cwd=repo).strip()
-    except BenchsmithError:
-        return
+    source = origin(repo)
     try:
         listed = git("config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.url$", cwd=repo)
     except BenchsmithError:
@@ -248,7 +254,7 @@ def _point_submodules_at_mirrors(repo: Path) -> None:
     for line in listed.splitlines():
         key, _, url = line.partition(" ")
         hosted = _HOSTED.match(url.strip())
-        mirror = local_mirror(origin, hosted[1], hosted[2]) if hosted else None
+        mirror = local_mirror(source, hosted[1], hosted[2]) if hosted else None
         if mirror is not None:
             with contextlib.suppress(BenchsmithError):
                 git("config", key, str(mirror), cwd=repo)  # .git/config wins over .gitmodules

@@ -29,12 +29,13 @@ PARALLEL = 8  # collections at a time: they mostly wait
 MODULE_LIMIT_S = 10.0
 
 # Runs in the sandbox's environment (Python 3.6 or newer), in the checkout; argv: the time
-# limit, the parallelism, then paths to leave alone. For each module that is still being
+# limit, the parallelism, the most modules to probe, then paths to leave alone. For each module that is still being
 # collected at the limit: "SLOW path", its fault handler's traceback, "END".
 _SCRIPT = r"""
 import fnmatch, os, signal, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
-limit, parallel, skipped = float(sys.argv[1]), int(sys.argv[2]), set(sys.argv[3:])
+limit, parallel, most = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+skipped = set(sys.argv[4:])
 modules = []
 for root, dirs, files in os.walk("."):
     dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in (
@@ -44,7 +45,7 @@ for root, dirs, files in os.walk("."):
             path = os.path.relpath(os.path.join(root, name))
             if path not in skipped:
                 modules.append(path)
-if len(modules) > int(os.environ.get("PROBE_MAX", "400")):
+if len(modules) > most:
     print("TOO MANY %d" % len(modules))
     sys.exit(0)
 def collect(path):
@@ -83,10 +84,10 @@ def slow_modules(sandbox: Sandbox, env: dict[str, str], skipped: list[str],
     """The test modules (``test_*.py``, ``*_test.py``, checkout-relative) whose collection alone
     is, after `limit` seconds, still waiting in network code; `skipped` are not tried. Empty
     when the probe cannot run."""
-    command = (f"python -c {shlex.quote(_SCRIPT.strip())} {limit:g} {PARALLEL} "
+    command = (f"python -c {shlex.quote(_SCRIPT.strip())} {limit:g} {PARALLEL} {MAX_MODULES} "
                + " ".join(shlex.quote(p) for p in skipped))
     # every module may wait out the limit (and its traceback), `PARALLEL` at a time
     budget = (limit + 10) * (MAX_MODULES / PARALLEL + 2)
-    result = sandbox.exec(command, env={**env, "PROBE_MAX": str(MAX_MODULES)}, timeout=budget)
+    result = sandbox.exec(command, env=env, timeout=budget)
     found = re.finditer(r"^SLOW (?P<path>[^\n]+)\n(?P<dump>.*?)^END$", result.output, re.MULTILINE | re.DOTALL)
     return [m["path"].strip() for m in found if waits_on_network(m["dump"])]

@@ -27,12 +27,11 @@ def install_env(python: str, exclude_newer: str, packages: dict[str, str] | None
     return env
 
 
-def stage(sandbox: Sandbox, repo_dir: Path, checkout: Checkout, python: str,
-          install: list[str]) -> Diagnosis | None:
+def stage(sandbox: Sandbox, repo_dir: Path, python: str, install: list[str]) -> Diagnosis | None:
     """Put the checkout `repo_dir`, with the sources its `install` commands name, into the
     sandbox and create its Python `python` environment; the diagnosis when either cannot be."""
     try:
-        vendor(repo_dir, install, checkout.git_dir or checkout.source)
+        vendor(repo_dir, install)
     except BenchsmithError as exc:  # a reused plan names a source this machine cannot reach
         return Diagnosis(category="installation", kind="direct_url_unreachable", reason=str(exc),
                          facts={"urls": [word for command in install for word in command.split()
@@ -55,7 +54,7 @@ def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
     workspace = Path(tempfile.mkdtemp(prefix="benchsmith-src-"))
     try:
         repo_dir = materialize(checkout, workspace / "repo", portable=config.portable_checkout)
-        if staged := stage(sandbox, repo_dir, checkout, python, install):
+        if staged := stage(sandbox, repo_dir, python, install):
             raise BenchsmithError(staged.reason)
         for command in install:
             result = sandbox.exec(command, env=install_env(python, exclude_newer), timeout=timeout)

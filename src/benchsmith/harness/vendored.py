@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from benchsmith.core import BenchsmithError
-from benchsmith.harness.checkout import git, local_mirror, resolve_remote
+from benchsmith.harness.checkout import git, local_mirror, origin, resolve_remote
 
 DEPS_DIR = ".benchsmith-deps"
 # git+https://github.com/owner/name(.git)(@ref)(#egg=...), also `name @ git+https://...`
@@ -85,25 +85,21 @@ def vendored_in(commands: list[str]) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(found))
 
 
-def vendor(repo_dir: Path, commands: list[str], near: str) -> list[str]:
+def vendor(repo_dir: Path, commands: list[str]) -> None:
     """Write the sources the install `commands` name into the checkout `repo_dir` (those not
-    there yet), from the mirrors next to `near` or their URLs on GitHub; return the paths of
-    files a source lacked (a partial mirror). BenchsmithError when a source cannot be had."""
-    lacking: list[str] = []
+    there yet), from the mirrors next to the one it was cloned from, or their URLs on GitHub.
+    BenchsmithError when a source cannot be had. Files a partial mirror lacks stay missing."""
     for owner, name, commit in vendored_in(commands):
         target = repo_dir / DEPS_DIR / f"{owner}+{name}-{commit}"
-        if target.is_dir():
-            continue
-        source = _source_of("github.com", owner, name, near)
-        lacking += [f"{owner}/{name}:{p}" for p in _export(source, commit, target)]
+        if not target.is_dir():
+            _export(_source_of("github.com", owner, name, origin(repo_dir)), commit, target)
     if (repo_dir / DEPS_DIR).is_dir():
         _ignore_in_git(repo_dir)
-    return lacking
 
 
-def _export(source: str, commit: str, target: Path) -> list[str]:
+def _export(source: str, commit: str, target: Path) -> None:
     """The files of `commit` in `target`, without git metadata (a dependency's own history is
-    not needed); the paths whose contents the source lacks are left out and returned."""
+    not needed)."""
     scratch = Path(tempfile.mkdtemp(prefix="benchsmith-dep-"))
     try:
         work = scratch / "src"
@@ -112,14 +108,12 @@ def _export(source: str, commit: str, target: Path) -> list[str]:
             git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit, cwd=work)
         except BenchsmithError as exc:
             raise BenchsmithError(f"commit {commit} not in {source}: {exc}") from None
-        missing = [p for p in git("ls-files", "--deleted", "-z", cwd=work).split("\0") if p]
         shutil.rmtree(work / ".git")
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
         work.rename(partial)
         partial.rename(target)
-        return missing
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -308,7 +308,7 @@ class SetupEngine:
         env = install_env(plan.python, plan.exclude_newer, plan.exclude_newer_packages)
         sandbox = make_sandbox(self.options.sandbox)
         try:
-            if staged := stage(sandbox, host_repo, checkout, plan.python, install):
+            if staged := stage(sandbox, host_repo, plan.python, install):
                 iteration.diagnosis = staged
                 return self._finish(iteration, started), counts
             for command in install:
@@ -377,7 +377,7 @@ class SetupEngine:
         iteration.needs_network = list(run.needs_network)
         for hung in run.hung:
             self.progress(f"  crashed: {hung} (killed the test process; left out)"
-                          if hung in run.crashed else f"  left out: {hung} (its import waits on the "
+                          if hung in run.crashed else f"  left out: {hung} (waits on the "
                           "network)" if hung in run.needs_network else f"  hung: {hung} (stopped after "
                           f"{self.options.stall_timeout_s:.0f}s without progress)")
         iteration.hung += [t for t in run.hung if t not in iteration.hung]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from packaging.utils import canonicalize_name
 
 from benchsmith.core import BenchsmithError, Plan
-from benchsmith.harness.checkout import git
+from benchsmith.harness.checkout import origin
 from benchsmith.harness.vendored import hosted, vendored_path
 from benchsmith.setup.context_model import RepoContext
 
@@ -24,7 +24,7 @@ def add_hosted(context: RepoContext, plan: Plan) -> None:
             continue
         seen.add(hint.value)
         try:
-            path = vendored_path(hint.value, _origin(context.repo_root), plan.exclude_newer)
+            path = vendored_path(hint.value, origin(context.repo_root), plan.exclude_newer)
         except BenchsmithError as exc:
             plan.notes.append(f"leave out {hint.value} ({hint.source}): {exc}")
             continue
@@ -34,10 +34,3 @@ def add_hosted(context: RepoContext, plan: Plan) -> None:
             plan.notes.append(f"install {hint.value} ({hint.source}) from its source at the "
                               f"date: {path}")
 
-
-def _origin(repo_root: str) -> str:
-    """Where the checkout at `repo_root` was cloned from (a mirror's path, a URL)."""
-    try:
-        return git("config", "--get", "remote.origin.url", cwd=repo_root).strip()
-    except BenchsmithError:
-        return repo_root
