@@ -21,13 +21,16 @@ out=$(cd "$out" && pwd)
 step() { echo "== $* $(date -Is)"; }
 cache() { if [[ "${COLD:-0}" == 1 ]]; then echo "$out/uv-cache-$1"; else echo "${UV_CACHE_DIR:-$HOME/.cache/uv}"; fi; }
 now() { date +%s.%N; }
+# Busy CPU-seconds of the whole machine so far (user+nice+system+irq+softirq+steal, /proc/stat).
+busy() { awk -v hz="$(getconf CLK_TCK)" '/^cpu /{print ($2+$3+$4+$7+$8+$9)/hz}' /proc/stat; }
 
 step "local --jobs 2"
-start=$(now)
+start=$(now) cpu=$(busy)
 UV_CACHE_DIR=$(cache local) benchsmith setup-batch "$list" --mirrors "$mirrors" \
   --out "$out/local.jsonl" --refdb "$out/local-ref.sqlite" --jobs 2 "$@" \
   >"$out/local.log" 2>&1 || echo "local run exited $?"
 echo "$(now) - $start" | bc >"$out/local.wall"
+echo "$(busy) - $cpu" | bc >"$out/local.cpu"
 
 step "start a two-node Ray cluster"
 ray_tmp=$(mktemp -d /tmp/bsrb.XXXXXX)  # Ray's socket paths must stay short
@@ -60,11 +63,12 @@ pids+=($!)
 until [[ "$(alive)" == 2 ]]; do sleep 1; done
 
 step "ray (2 nodes x 1 CPU)"
-start=$(now)
+start=$(now) cpu=$(busy)
 benchsmith setup-batch "$list" --mirrors "$mirrors" --out "$out/ray.jsonl" \
   --refdb "$out/ray-ref.sqlite" --executor ray --ray-address "$address" "$@" \
   >"$out/ray.log" 2>&1 || echo "ray run exited $?"
 echo "$(now) - $start" | bc >"$out/ray.wall"
+echo "$(busy) - $cpu" | bc >"$out/ray.cpu"
 
 step "driver overhead: no-op tasks"
 python - "$address" "$out/noop.json" <<'PY'
@@ -105,7 +109,9 @@ for name in ("local", "ray"):
     durations = [r["duration_s"] for r in rs if r.get("duration_s")]
     figures[name] = {
         "repositories": len(rs), "validated": sorted(r["input"] for r in rs if r["status"] == "validated"),
-        "wall_s": round(wall, 1), "repos_per_hour": round(len(rs) / wall * 3600, 1) if wall else None,
+        "wall_s": round(wall, 1),
+        "busy_cpu_s": round(float((out / f"{name}.cpu").read_text()), 1),
+        "repos_per_hour": round(len(rs) / wall * 3600, 1) if wall else None,
         "sum_duration_s": round(sum(durations), 1),
         "median_duration_s": round(statistics.median(durations), 1) if durations else None,
         "per_repo_s": {r["input"]: r.get("duration_s") for r in rs},

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchsmith.testing.fake_github import FakeGitHub, FakeRepo
+
 from .test_cli_batch import run_cli
 from .test_mining_build import BUGGY, FIXED, NEW_TESTS, OLD_TESTS
 from .test_setup_engine import PYPROJECT_TEST_EXTRA
@@ -90,3 +92,65 @@ def test_mine_then_build_end_to_end(make_repo, tmp_path: Path) -> None:
     out.write_text(json.dumps(tampered) + "\n")
     rejected = run_cli("verify", str(out), "--source", f"fixture/calc={repo.path}")
     assert rejected.returncode == 1 and "not FAIL_TO_PASS any more" in rejected.stdout
+
+
+def _rev(repo: Path, rev: str) -> str:
+    return subprocess.run(["git", "rev-parse", rev], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def _serve_pr(fake: FakeRepo, repo: Path, number: int, issue: int, merged_at: str) -> None:
+    """What GitHub's API says of a PR merged by `merge_pr`: its real commits and diff."""
+    diff = subprocess.run(["git", "diff", "main^1", "main^2"], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout
+    fake.add_issue(issue, f"Bug {issue}", "parse() is wrong", created_at="2023-05-01T00:00:00Z")
+    fake.add_pull(number, f"Fix {issue}", f"Fixes #{issue}", diff=diff, created_at=merged_at,
+                  merged_at=merged_at, commits=((merged_at, f"Fix #{issue}"),),
+                  shas={"base": _rev(repo, "main^1"), "head": _rev(repo, "main^2"),
+                        "merge": _rev(repo, "main")})
+
+
+def test_refresh_from_the_github_api_builds_from_the_mirror(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """`refresh --github --mirrors DIR`: PRs are read from the API (a fake on 127.0.0.1) and
+    built from the repository's mirror, never cloned from github.com; a second run after the
+    history grew adds only the newer PR."""
+    from .conftest import RepoBuilder
+
+    mirror = RepoBuilder(tmp_path / "mirrors" / "acme+calc" / "repo")
+    mirror.commit({"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": BUGGY,
+                   "tests/test_calc.py": OLD_TESTS}, "initial")
+    fake = FakeRepo(full_name="acme/calc")
+    merge_pr(mirror, 2, {"src/calc/__init__.py": FIXED, "tests/test_calc.py": NEW_TESTS},
+             "Strip spaces", "2023-05-10T12:00:00+00:00")
+    _serve_pr(fake, mirror.path, 2, 1, "2023-05-10T12:00:00Z")
+    repos = tmp_path / "repos.txt"
+    repos.write_text("acme/calc\n")
+    dataset = tmp_path / "dataset"
+    with FakeGitHub(fake) as github:
+        monkeypatch.setenv("BENCHSMITH_GITHUB_API", github.url)
+        first = run_cli("refresh", str(dataset), "--repos", str(repos), "--github",
+                        "--mirrors", str(tmp_path / "mirrors"), "--until", "2023-05-11")
+        assert first.returncode == 0, first.stderr
+        prs = [json.loads(line) for line in (dataset / "2023-05" / "prs.jsonl").read_text().splitlines()]
+        assert [(pr["number"], pr["origin"], pr["source"]) for pr in prs] == [
+            (2, "github", str(mirror.path))]
+        before = (dataset / "2023-05" / "instances.jsonl").read_bytes()
+        instance = json.loads(before)
+        assert instance["instance_id"] == "acme__calc-2"
+        assert json.loads(instance["FAIL_TO_PASS"]) == ["tests/test_calc.py::test_spaces"]
+        assert instance["problem_statement"].startswith("Bug 1")
+
+        empty_fix = FIXED.replace("return [", "if not text:\n        return []\n    return [")
+        merge_pr(mirror, 4, {"src/calc/__init__.py": empty_fix,
+                             "tests/test_calc.py": NEW_TESTS + "\ndef test_empty():\n    assert parse('') == []\n"},
+                 "Empty input", "2023-05-12T12:00:00+00:00")
+        _serve_pr(fake, mirror.path, 4, 3, "2023-05-12T12:00:00Z")
+        second = run_cli("refresh", str(dataset), "--since", "last", "--until", "2023-05-13")
+        assert second.returncode == 0, second.stderr
+    assert (dataset / "2023-05" / "instances.jsonl").read_bytes() == before
+    added = [json.loads(line) for line in (dataset / "2023-05-13" / "instances.jsonl").read_text().splitlines()]
+    assert [(i["instance_id"], json.loads(i["FAIL_TO_PASS"])) for i in added] == [
+        ("acme__calc-4", ["tests/test_calc.py::test_empty"])]
+    asked = {r.path for r in github.requests}
+    assert "/repos/acme/calc/pulls/2" in asked and "/repos/acme/calc/pulls/4" in asked

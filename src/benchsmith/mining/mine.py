@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import repo_name_from
+from benchsmith.mining.models import PullRequest
 from benchsmith.setup.batch import JsonlWriter, load_finished, resolve_source
 
 if TYPE_CHECKING:
@@ -85,7 +86,8 @@ def mine_repos(entries: list[str], mode: Mode, out: Path, max_prs: int | None,
                 from benchsmith.mining.github_miner import mine_github
 
                 assert client is not None
-                prs = mine_github(client, repo, max_prs, on_skip=on_skip)
+                prs = _from_mirror(mine_github(client, repo, max_prs, on_skip=on_skip),
+                                   resolve_source(source, mirrors))
             for pr in prs:
                 prs_out.write(pr)
                 record.kept += 1
@@ -98,6 +100,13 @@ def mine_repos(entries: list[str], mode: Mode, out: Path, max_prs: int | None,
         say(f"  {record.kept} valid PRs of {record.examined} examined"
             + (f" (error: {record.error})" if record.error else ""))
     return results
+
+
+def _from_mirror(prs: Iterable[PullRequest], source: str) -> Iterator[PullRequest]:
+    """PRs read from the API, built from the repository's mirror when `--mirrors` has one
+    (a path every worker reaches) instead of a clone of their URL."""
+    for pr in prs:
+        yield pr if "://" in source else pr.model_copy(update={"source": source})
 
 
 def _github_client(out: Path) -> GitHubClient:

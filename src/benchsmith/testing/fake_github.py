@@ -54,16 +54,19 @@ class FakeRepo:
     def add_pull(self, number: int, title: str, body: str | None = "", *, diff: str,
                  created_at: str, merged: bool = True,
                  commits: Iterable[tuple[str, str]] = (("2023-02-01T00:00:00Z", "change"),),
+                 merged_at: str = "2023-03-01T00:00:00Z", shas: dict[str, str] | None = None,
                  ) -> None:
-        """A closed pull request (merged unless told otherwise); commits are (date, message)."""
-        base = {"sha": _sha("base", number), "ref": "main",
+        """A closed pull request (merged unless told otherwise); commits are (date, message);
+        `shas` gives real ``base``/``head``/``merge`` commits of a repository built elsewhere."""
+        sha = {kind: _sha(kind, number) for kind in ("base", "head", "merge")} | (shas or {})
+        base = {"sha": sha["base"], "ref": "main",
                 "repo": {"full_name": self.full_name,
                          "clone_url": f"https://github.com/{self.full_name}.git"}}
         self.pulls[number] = {
             "number": number, "title": title, "body": body, "state": "closed",
-            "created_at": created_at, "merged_at": "2023-03-01T00:00:00Z" if merged else None,
-            "merge_commit_sha": _sha("merge", number), "user": {"login": "dev"},
-            "base": base, "head": {"sha": _sha("head", number), "ref": f"fix-{number}"},
+            "created_at": created_at, "merged_at": merged_at if merged else None,
+            "merge_commit_sha": sha["merge"], "user": {"login": "dev"},
+            "base": base, "head": {"sha": sha["head"], "ref": f"fix-{number}"},
             "html_url": f"https://github.com/{self.full_name}/pull/{number}",
         }
         self.diffs[number] = diff
