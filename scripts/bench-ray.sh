@@ -70,6 +70,23 @@ benchsmith setup-batch "$list" --mirrors "$mirrors" --out "$out/ray.jsonl" \
 echo "$(now) - $start" | bc >"$out/ray.wall"
 echo "$(busy) - $cpu" | bc >"$out/ray.cpu"
 
+# CPU-seconds the cluster's own processes used so far (GCS, raylets, agents, `ray start`;
+# not the workers, which run the tasks): what two nodes on one host cost beyond the work.
+python - "$ray_tmp" >"$out/ray.cluster-cpu" <<'PY'
+import os, sys
+tick = os.sysconf("SC_CLK_TCK")
+total = 0.0
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        continue
+    if sys.argv[1] in cmd and "default_worker.py" not in cmd:
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+print(round(total, 1))
+PY
+
 step "driver overhead: no-op tasks"
 python - "$address" "$out/noop.json" <<'PY'
 import json, statistics, sys, threading, time
@@ -120,5 +137,6 @@ for name in ("local", "ray"):
 figures["same_validated_set"] = figures["local"]["validated"] == figures["ray"]["validated"]
 figures["same_statuses"] = figures["local"]["statuses"] == figures["ray"]["statuses"]
 figures["noop"] = json.loads((out / "noop.json").read_text())
+figures["ray"]["cluster_cpu_s"] = float((out / "ray.cluster-cpu").read_text())
 print(json.dumps(figures, indent=2))
 PY
