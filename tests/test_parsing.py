@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -861,3 +862,34 @@ def test_a_stalled_import_in_network_code_is_told_from_a_slow_one() -> None:
              '  File "/work/repo/tests/test_heavy.py", line 3 in <module>\n')
     assert waits_on_network(retry) and waits_on_network(socket) and waits_on_network(fetching)
     assert not waits_on_network(heavy) and not waits_on_network(retry.replace("Fatal Python error", "x"))
+
+
+@pytest.mark.parametrize(("config", "text", "expected"), [
+    (None, "", ["test_a.py", "tests/test_b.py", "tests/c_test.py"]),
+    ("pyproject.toml", '[tool.pytest.ini_options]\npython_files = ["check_*.py", "tests.py"]\n[tool.x]\n',
+     ["check_d.py", "tests/tests.py"]),
+    ("pyproject.toml", "[tool.pytest.ini_options]\npython_files = 'check_*.py'\n", ["check_d.py"]),
+    ("pyproject.toml", "[tool.black]\npython_files = 'check_*.py'\n",  # not pytest's table
+     ["test_a.py", "tests/test_b.py", "tests/c_test.py"]),
+    ("setup.cfg", "[tool:pytest]\npython_files =\n    tests.py\n    check_*.py\n",
+     ["check_d.py", "tests/tests.py"]),
+    ("tox.ini", "[tox]\nenvlist = py\n[pytest]\npython_files = tests.py\n", ["tests/tests.py"]),
+    ("pytest.ini", "", ["test_a.py", "tests/test_b.py", "tests/c_test.py"]),  # it wins, empty
+])
+def test_the_collection_probe_reads_the_projects_python_files(
+        tmp_path: Path, config: str | None, text: str, expected: list[str]) -> None:
+    from benchsmith.harness.collection_probe import _SCRIPT
+
+    for name in ("test_a.py", "tests/test_b.py", "tests/c_test.py", "check_d.py",
+                 "tests/tests.py", "helpers.py", ".venv/test_e.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    if config:
+        (tmp_path / config).write_text(text)
+    if config == "pytest.ini":
+        (tmp_path / "setup.cfg").write_text("[tool:pytest]\npython_files = check_*.py\n")
+    # At most 0 modules: the script lists what it found (instead of its count) and probes none.
+    listed = subprocess.run([sys.executable, "-c", _SCRIPT.replace(
+        'print("TOO MANY %d" % len(modules))', 'print("\\n".join(modules))'), "1", "1", "0"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert sorted(listed.stdout.split()) == sorted(expected), listed.stderr

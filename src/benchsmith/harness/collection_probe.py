@@ -32,17 +32,41 @@ MODULE_LIMIT_S = 10.0
 # limit, the parallelism, the most modules to probe, then paths to leave alone. For each module that is still being
 # collected at the limit: "SLOW path", its fault handler's traceback, "END".
 _SCRIPT = r"""
-import fnmatch, os, signal, subprocess, sys
+import configparser, fnmatch, os, re, signal, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 limit, parallel, most = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 skipped = set(sys.argv[4:])
+def configured():
+    # python_files of the file pytest reads its configuration from, in pytest's order
+    for name, section in (("pytest.ini", "pytest"), (".pytest.ini", "pytest"),
+                          ("pyproject.toml", None), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        if not os.path.isfile(name):
+            continue
+        text = open(name, encoding="utf-8", errors="replace").read()
+        if section is None:
+            table = re.search(r"^\[tool\.pytest\.ini_options\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+            if table is None:
+                continue
+            value = re.search(r"^python_files\s*=\s*(\[.*?\]|\"[^\"]*\"|'[^']*')", table.group(1), re.M | re.S)
+            return re.findall(r"[\"']([^\"']+)[\"']", value.group(1)) if value else None
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(text)
+        except configparser.Error:
+            continue
+        if parser.has_section(section) or name.endswith("pytest.ini"):
+            if parser.has_option(section, "python_files"):
+                return parser.get(section, "python_files").split()
+            return None
+    return None
+patterns = configured() or ["test_*.py", "*_test.py"]
 modules = []
 for root, dirs, files in os.walk("."):
     dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in (
         "node_modules", "build", "dist", "venv", "site-packages", "__pycache__"))
     for name in sorted(files):
-        if fnmatch.fnmatch(name, "test_*.py") or fnmatch.fnmatch(name, "*_test.py"):
-            path = os.path.relpath(os.path.join(root, name))
+        path = os.path.relpath(os.path.join(root, name))
+        if any(fnmatch.fnmatch(path if "/" in p else name, p) for p in patterns):
             if path not in skipped:
                 modules.append(path)
 if len(modules) > most:
@@ -81,7 +105,8 @@ def waits_on_network(output: str) -> bool:
 
 def slow_modules(sandbox: Sandbox, env: dict[str, str], skipped: list[str],
                  limit: float = MODULE_LIMIT_S) -> list[str]:
-    """The test modules (``test_*.py``, ``*_test.py``, checkout-relative) whose collection alone
+    """The test modules (pytest's `python_files`, by default ``test_*.py`` and ``*_test.py``;
+    checkout-relative) whose collection alone
     is, after `limit` seconds, still waiting in network code; `skipped` are not tried. Empty
     when the probe cannot run."""
     command = (f"python -c {shlex.quote(_SCRIPT.strip())} {limit:g} {PARALLEL} {MAX_MODULES} "
