@@ -893,3 +893,72 @@ def test_the_collection_probe_reads_the_projects_python_files(
         'print("TOO MANY %d" % len(modules))', 'print("\\n".join(modules))'), "1", "1", "0"],
         cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert sorted(listed.stdout.split()) == sorted(expected), listed.stderr
+
+
+NETWORK_IN_CAPTURED_OUTPUT = {
+    "tests/test_cli.py": '''
+import sys
+
+import pytest
+
+OFFLINE = ("WARNING: Retrying after connection broken by 'NewConnectionError: Failed to "
+           "establish a new connection: [Errno -3] Temporary failure in name resolution'")
+
+
+def install(name):
+    print(OFFLINE, file=sys.stderr)
+    return 1
+
+
+def test_install():
+    assert install("cowsay") == 0
+
+
+def test_handles_errors():
+    try:
+        value = 1
+    except ConnectionError:  # named in the source only
+        value = 2
+    assert value == 2
+
+
+class TestApps:
+    @pytest.mark.parametrize("name", ["a", "b"])
+    def test_run(self, name):
+        assert install(name) == 0 if name == "a" else False
+
+
+@pytest.fixture
+def server():
+    print(OFFLINE)
+    raise RuntimeError("no index")
+
+
+def test_uses_server(server):
+    pass
+
+
+def test_same():
+    print(OFFLINE)
+    assert False
+''',
+    "tests/other/test_cli.py": "def test_same():\n    assert False\n",
+    "tests/other/__init__.py": "",
+    "tests/__init__.py": "",
+}
+
+
+def test_tests_whose_captured_output_shows_the_network_failing_are_named(tmp_path: Path) -> None:
+    from benchsmith.parsing import network_failures
+
+    for name, text in NETWORK_IN_CAPTURED_OUTPUT.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-v", "-p", "no:cacheprovider",
+                          "tests"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    statuses = {t.name: t.status for t in parse_test_output(run.stdout, "pytest")}
+    assert len([s for s in statuses.values() if s != core.TestStatus.PASSED]) == 7, run.stdout
+    # test_same exists twice with the same heading: which one printed is not told, so neither.
+    assert network_failures(run.stdout, "pytest") == {
+        "tests/test_cli.py::test_install", "tests/test_cli.py::TestApps::test_run[a]",
+        "tests/test_cli.py::test_uses_server"}

@@ -7,6 +7,7 @@ import re
 from benchsmith.core import LogParser, TestResult
 from benchsmith.parsing.pytest_log import (
     PytestLogParser,
+    failure_details,
     failure_messages,
     started_test,
     strip_ansi,
@@ -113,7 +114,12 @@ def network_failures(output: str, runner: str) -> set[str]:
     """Tests whose failure message says they tried to reach the network (pytest summaries,
     unittest tracebacks); a refused connection to a local service is not the network, unless
     it names a port no service of ours listens on."""
-    messages = failure_messages(output) if runner == "pytest" else unittest_failure_messages(output)
+    if runner == "pytest":  # the summary's line, then what the test printed or raised
+        details = failure_details(output)
+        messages = {name: f"{message}\n{details.get(name, '')}"
+                    for name, message in failure_messages(output).items()}
+    else:
+        messages = unittest_failure_messages(output)
     return {name for name, message in messages.items()
             if (_NETWORK.search(message) and not service_failures(message))
             or (service_failures(message) and _elsewhere(message))}

@@ -176,3 +176,36 @@ def failure_messages(output: str) -> dict[str, str]:
         if nodeid and rest[nodeid.end():].startswith(" - "):
             messages[nodeid.group()] = rest[nodeid.end() + 3:]
     return messages
+
+
+_BLOCK = re.compile(r"^_{3,} (?:ERROR at (?:setup|teardown) of )?(?P<head>.+?) _{3,}$")
+_CAPTURED = re.compile(r"^-{3,} Captured (?:stdout|stderr|log) (?:setup|call|teardown) -{3,}$")
+
+
+def failure_details(output: str) -> dict[str, str]:
+    """What the FAILURES and ERRORS sections say of each failed test beyond the summary's one
+    line: its exception lines (``E   ...``) and its captured output, by node ID. The test's
+    source, shown in the traceback, is left out (it may name an error it only handles)."""
+    blocks: dict[str, list[str]] = {}
+    lines: list[str] | None = None
+    in_failures = captured = False
+    for line in split_lines(output):
+        header = _HEADER.match(line)
+        if header:
+            in_failures = header.group("title").strip() in ("FAILURES", "ERRORS")
+            lines = None
+            continue
+        block = _BLOCK.match(line) if in_failures else None
+        if block:
+            lines, captured = blocks.setdefault(block.group("head"), []), False
+        elif lines is not None and _CAPTURED.match(line):
+            captured = True
+        elif lines is not None and (captured or line.startswith("E ")):
+            lines.append(line)
+    # A block is headed by the test's name within its module ("TestX.test_y[1]").
+    named: dict[str, list[str]] = {}
+    for nodeid in failure_messages(output):
+        named.setdefault(nodeid.split("::", 1)[-1].replace("::", "."), []).append(nodeid)
+    return {ids[0]: "\n".join(blocks[head]) for head, ids in named.items()
+            if len(ids) == 1 and blocks.get(head)}
+
