@@ -130,7 +130,7 @@ def test_test_commands_are_wrapped_in_coverage(tmp_path: Path) -> None:
         spec = TestSpec(args=["-n", "auto"], env={"A": "1"})
         wrapped = runner.command(spec, ["tests/t.py"], "model-fixed", ["pkg/x.py"])
         assert wrapped == ("A=1 python -m coverage run --rcfile=../benchsmith-cov/model-fixed.rc "
-                           "-m pytest -rA -v -p no:cacheprovider -n auto tests/t.py --no-cov -n 0")
+                           "-m pytest -rap -v -p no:cacheprovider -n auto tests/t.py --no-cov -n 0")
         rc = sandbox.read_file("../benchsmith-cov/model-fixed.rc").decode()
         assert "include =\n    pkg/x.py\n" in rc and "dynamic_context = test_function" in rc
         runner.prefix = "PYTHONPATH=/tools "

@@ -55,18 +55,18 @@ def test_a_legacy_instance_gets_its_spec_from_the_rendered_command_once(tmp_path
                             env={"PYTHONWARNINGS": "ignore"},
                             files=["tests/test_a.py", "tests/test_b.py"])
     # Rendered again as this version renders (-v names tests as they start).
-    assert render_spec(spec) == LEGACY["test"][0].replace(" -rA ", " -rA -v ")
+    assert render_spec(spec) == LEGACY["test"][0].replace(" -rA ", " -rap -v ")
 
 
 def test_a_plans_spec_runs_other_files_with_the_plans_options() -> None:
     plan = Plan(python="3.11", exclude_newer="2024-01-01T00:00:00Z",
                 test_args=["-m", "not network", "tests/unit", "--strict-markers"],
                 ini_overrides={"addopts": ""}, disabled_plugins=["randomly"], env={"TZ": "UTC"})
-    assert render(plan)[1] == ["TZ=UTC python -m pytest -rA -v -p no:cacheprovider -p no:randomly "
+    assert render(plan)[1] == ["TZ=UTC python -m pytest -rap -v -p no:cacheprovider -p no:randomly "
                                "-o addopts= -m 'not network' tests/unit --strict-markers"]
     spec = plan_spec(plan, ["tests/test_x.py"])
     assert spec.args == ["-m", "not network", "--strict-markers"]  # the plan's own paths left out
-    assert render_spec(spec) == ("TZ=UTC python -m pytest -rA -v -p no:cacheprovider -p no:randomly "
+    assert render_spec(spec) == ("TZ=UTC python -m pytest -rap -v -p no:cacheprovider -p no:randomly "
                                  "-o addopts= -m 'not network' --strict-markers tests/test_x.py")
     unittest = plan_spec(plan.model_copy(update={"runner": "unittest"}), ["pkg/tests/test_a.py"])
     assert render_spec(unittest) == "TZ=UTC python -m unittest -v pkg.tests.test_a"

@@ -962,3 +962,25 @@ def test_tests_whose_captured_output_shows_the_network_failing_are_named(tmp_pat
     assert network_failures(run.stdout, "pytest") == {
         "tests/test_cli.py::test_install", "tests/test_cli.py::TestApps::test_run[a]",
         "tests/test_cli.py::test_uses_server"}
+
+
+def test_a_large_passing_suite_ends_without_a_silent_summary(tmp_path: Path) -> None:
+    """Our pytest command lists every outcome without -rA's PASSES section, which pytest builds
+    after the last test in time quadratic in the suite, writing nothing meanwhile: with -rA,
+    6,000 passing tests go silent for longer than this stall limit and the run is stopped."""
+    from benchsmith.harness.render import render_test
+    from benchsmith.harness.testrun import run_tests
+    from benchsmith.sandbox import LocalSandboxConfig
+    from benchsmith.sandbox.local import LocalSandbox
+
+    [command] = render_test(core.Plan(python="3.11", exclude_newer="2023-06-01T00:00:00Z", runner="pytest",
+                                           test_args=["test_many.py"]))
+    assert command.startswith("python -m pytest ")
+    with LocalSandbox(LocalSandboxConfig(tmp_dir=str(tmp_path))) as box:
+        box.write_file("test_many.py", b"import pytest\n\n\n@pytest.mark.parametrize('i', range(6000))\n"
+                       b"def test_n(i):\n    assert i >= 0\n")
+        run = run_tests(box, [sys.executable + command.removeprefix("python")], "pytest",
+                        timeout=300, stall_timeout=6)
+    assert not run.hung and not run.timed_out, run.commands[-1].log_tail
+    assert len(run.statuses) == 6000
+    assert set(run.statuses.values()) == {core.TestStatus.PASSED}

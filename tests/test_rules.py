@@ -42,7 +42,7 @@ def test_split_install_command() -> None:
         ("python -m pytest -x --cov=src --cov-report term tests/ {posargs}", ["tests/"]),
         ("coverage run -m pytest -m 'not slow' -n auto tests", ["-m", "not slow", "-n", "auto", "tests"]),
         ("cd src && py.test --junitxml=out.xml -k 'a or b'", ["-k", "a or b"]),
-        ("pytest -rs -m 'not slow' tests", ["-m", "not slow", "tests"]),  # ours: -rA
+        ("pytest -rs -m 'not slow' tests", ["-m", "not slow", "tests"]),  # ours: -rap
         ("pytest -rfE --pyargs pkg", ["--pyargs", "pkg"]),
         ("tox -e py311", None),
         ("make test", None),
@@ -102,7 +102,7 @@ def test_planner_uses_tox_extras_requirement_files_and_ci_test_command() -> None
     assert "pytest-timeout" in plan.packages
     assert install == ["uv pip install --exclude-newer 2023-06-01T00:00:00Z -e '.[tests]' "
                        "-r requirements/test.txt pytest pytest-timeout setuptools"]
-    assert test == ["python -m pytest -rA -v -p no:cacheprovider tests/unit"]
+    assert test == ["python -m pytest -rap -v -p no:cacheprovider tests/unit"]
     assert plan.sources["extras"] == ["tox.ini"] and plan.sources["test"] == ["tox.ini"]
 
 

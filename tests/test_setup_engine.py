@@ -303,7 +303,7 @@ def test_the_projects_report_and_marker_options_are_merged_not_mangled(make_repo
     record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
     assert record.status == "validated", record.failure_reason
     command = record.test[0]
-    assert "-m 'not slow'" in command and "-rs" not in command and " -rA " in command
+    assert "-m 'not slow'" in command and "-rs" not in command and " -rap " in command
     assert record.iterations[0].commands[-1].command == command  # what ran is the plan
     assert (record.tests.PASSED, record.tests.SKIPPED, record.tests.FAILED) == (2, 1, 0)
 

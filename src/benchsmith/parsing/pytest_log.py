@@ -1,7 +1,7 @@
-"""Parse pytest's console output (pytest 4 to 9: -v, -rA, xdist, colours) into test results.
+"""Parse pytest's console output (pytest 4 to 9: -v, -rap or -rA, xdist, colours) into test results.
 
 The log is read as a sequence of sections delimited by pytest's ``=== title ===`` lines:
-verbose result lines are read in the run section, ``-rA`` summary lines only inside
+verbose result lines are read in the run section, ``-rap`` summary lines only inside
 "short test summary info", and tracebacks or captured output (FAILURES, PASSES, ...)
 are skipped, so a test that prints something shaped like a result does not count.
 """
@@ -161,7 +161,7 @@ def started_test(line: str) -> str | None:
 
 
 def failure_messages(output: str) -> dict[str, str]:
-    """The message of each FAILED/ERROR line of the short test summary (``-rA``), by node ID."""
+    """The message of each FAILED/ERROR line of the short test summary (``-rap``), by node ID."""
     messages: dict[str, str] = {}
     in_summary = False
     for line in split_lines(output):

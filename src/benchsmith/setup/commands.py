@@ -130,7 +130,7 @@ def clean_pytest_args(args: list[str]) -> list[str]:
         value = args[index + 1] if takes_value and index + 1 < len(args) else None
         step = 2 if value is not None else 1
         placeholder = "{" in word or word.startswith("$") or word == "--"
-        # "-rs", "-rfE": a report selection glued to -r; ours (-rA) already reports everything.
+        # "-rs", "-rfE": a report selection glued to -r; ours (-rap) already reports every outcome.
         report_chars = word.startswith("-r") and len(word) > 2 and not word.startswith("--")
         if name in _NETWORK_ON:  # flags that turn network tests on; never a separate value
             index += 1

@@ -17,7 +17,7 @@ from packaging.utils import canonicalize_name
 
 from benchsmith.core import Plan
 
-# pytest -rA's summary: "SKIPPED [2] tests/test_x.py:12: requires ephem"
+# pytest -rap's summary: "SKIPPED [2] tests/test_x.py:12: requires ephem"
 _SKIP = re.compile(r"^SKIPPED \[\d+\] \S+?:\d+: (?P<reason>.+?)\s*$", re.MULTILINE)
 
 
