@@ -152,6 +152,25 @@ def test_ctrl_c_during_a_command_kills_it(box: Any) -> None:
     assert not _alive(box, "child.pid")
 
 
+def test_a_sandbox_closed_between_two_commands_starts_no_more(make_box: MakeBox,
+                                                               tmp_path: Path) -> None:
+    """Ctrl-C or a cancelled task closes sandboxes from another thread; a command the task
+    asks for afterwards fails at once instead of running while the shutdown waits for it
+    (a local environment kept in its own directory, as stored environments are, included)."""
+    boxes = [make_box()]
+    if isinstance(boxes[0], LocalSandbox):
+        boxes.append(make_box(root=str(tmp_path / "kept")))
+    for box in boxes:
+        assert box.exec("true").ok
+        closer = threading.Thread(target=box.close)
+        closer.start()
+        closer.join()
+        started = time.monotonic()
+        with pytest.raises(BenchsmithError, match="closed"):
+            box.exec("sleep 20")
+        assert time.monotonic() - started < 5
+
+
 def test_background_leftovers_are_killed_after_the_command(box: Any) -> None:
     assert box.exec("sleep 300 > /dev/null 2>&1 & echo $! > bg.pid").ok
     time.sleep(0.2)

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -65,6 +66,7 @@ class LocalSandbox:
         self._counter = 0
         self._closed = False
         self._running: subprocess.Popen[bytes] | None = None
+        self._lock = threading.RLock()  # a command starts, or the sandbox closes: never both
         _LIVE.add(self)
 
     # -- lifecycle -----------------------------------------------------------------
@@ -76,11 +78,12 @@ class LocalSandbox:
 
     def close(self) -> None:
         """Delete the sandbox directory (venv, checkout, logs)."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._running is not None:
-            _kill_group(self._running)
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._running is not None:
+                _kill_group(self._running)
         if not self.config.keep and not self.config.root:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -176,22 +179,29 @@ class LocalSandbox:
         new output for `stall_timeout` seconds) or on Ctrl-C. On timeout the group is first
         interrupted (SIGINT) and given :data:`INTERRUPT_GRACE_S` to end by itself."""
         timeout = command_timeout(timeout or self.config.timeout_s)
+        if self._closed:
+            raise BenchsmithError(f"sandbox {self.root} is closed")
         workdir = cwd or (self.workdir if os.path.isdir(self.workdir) else str(self.root))
         self._counter += 1
         log_path = self.root / "logs" / f"{self._counter:03d}.log"
         start = time.monotonic()
         timed_out = False
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(
-                ["bash", "-c", command],
-                cwd=workdir,
-                env=self._env(env, use_venv),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            self._running = proc
+            with self._lock:
+                # Closed from another thread (Ctrl-C, SIGTERM, a cancelled task) between two
+                # commands: the next one must not start, or the shutdown waits for it.
+                if self._closed:
+                    raise BenchsmithError(f"sandbox {self.root} is closed")
+                proc = subprocess.Popen(
+                    ["bash", "-c", command],
+                    cwd=workdir,
+                    env=self._env(env, use_venv),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+                self._running = proc
             stalled = False
             try:
                 timed_out, stalled = _wait(proc, log, timeout, stall_timeout)
