@@ -984,3 +984,27 @@ def test_a_large_passing_suite_ends_without_a_silent_summary(tmp_path: Path) -> 
     assert not run.hung and not run.timed_out, run.commands[-1].log_tail
     assert len(run.statuses) == 6000
     assert set(run.statuses.values()) == {core.TestStatus.PASSED}
+
+
+def test_pytest_3_summary_names_of_class_tests_are_the_verbose_names() -> None:
+    """pytest 3's short summary (-rap) spells a class's test "Class::()::test"; its verbose
+    line and JUnit spell it "Class::test": one test, one name, one status."""
+    output = textwrap.dedent("""\
+        ============================= test session starts ==============================
+        platform linux -- Python 3.7.16, pytest-3.5.1, py-1.11.0, pluggy-0.6.0
+        collected 2 items
+
+        tests/test_a.py::TestA::test_one PASSED                                  [ 50%]
+        tests/test_a.py::TestA::test_two FAILED                                  [100%]
+
+        =================================== FAILURES ===================================
+        _______________________________ TestA.test_two ________________________________
+        E   requests.exceptions.ConnectionError: Failed to establish a new connection
+        =========================== short test summary info ============================
+        FAIL tests/test_a.py::TestA::()::test_two
+        PASSED tests/test_a.py::TestA::()::test_one
+        ====================== 1 failed, 1 passed in 0.05 seconds ======================
+        """)
+    results = {t.name: t.status for t in parse_test_output(output, "pytest")}
+    assert results == {"tests/test_a.py::TestA::test_one": core.TestStatus.PASSED,
+                       "tests/test_a.py::TestA::test_two": core.TestStatus.FAILED}

@@ -151,7 +151,8 @@ def _parse_summary_line(line: str) -> tuple[str, TestStatus] | None:
         nodeid = _ID_BEFORE_SPACE.match(rest)  # before pytest 8: "XPASS nodeid reason"
     else:
         nodeid = _ID_BEFORE_DASH.match(rest) or _ID_BEFORE_SPACE.match(rest)
-    return (nodeid.group(), status) if nodeid else None
+    # pytest 3 names a class's tests "Class::()::test" in its summary, "Class::test" elsewhere
+    return (nodeid.group().replace("::()::", "::"), status) if nodeid else None
 
 
 def started_test(line: str) -> str | None:
@@ -174,7 +175,7 @@ def failure_messages(output: str) -> dict[str, str]:
         rest = line.split(" ", 1)[1]
         nodeid = _ID_BEFORE_DASH.match(rest)
         if nodeid and rest[nodeid.end():].startswith(" - "):
-            messages[nodeid.group()] = rest[nodeid.end() + 3:]
+            messages[nodeid.group().replace("::()::", "::")] = rest[nodeid.end() + 3:]
     return messages
 
 
