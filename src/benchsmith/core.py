@@ -135,12 +135,17 @@ class Service(BaseModel):
     source: str = ""  # where the need was seen: a file, or "test output"
 
 
+EcosystemName = Literal["python", "node"]
+
+
 class Plan(BaseModel):
     """How to install and test a repository: the structure planners and repairers edit.
 
-    :func:`benchsmith.harness.render.render` turns it into shell commands (once, there).
+    Its ecosystem's :meth:`Ecosystem.render` turns it into shell commands (for Python,
+    :func:`benchsmith.harness.render.render`, once, there).
     """
 
+    ecosystem: EcosystemName = "python"  # whose rules made it and render it
     python: str
     python_fallbacks: list[str] = Field(default_factory=list)
     exclude_newer: str  # RFC 3339 timestamp for uv --exclude-newer
@@ -251,6 +256,51 @@ class Sandbox(Protocol):
     def set_network(self, enabled: bool) -> bool:
         """Give later commands network access or take it away (loopback stays); return whether
         the backend could (the host's network cannot be taken away)."""
+
+
+class EcosystemEvidence(BaseModel):
+    """Why a repository looks like a project of one ecosystem: its files, and whether its CI
+    runs that ecosystem's tests (which decides for a repository that has two)."""
+
+    ecosystem: EcosystemName
+    files: list[str] = Field(default_factory=list)
+    ci_tests: list[str] = Field(default_factory=list)  # CI files whose jobs run its tests
+
+
+@runtime_checkable
+class Ecosystem(Protocol):
+    """What differs between languages behind the one setup engine: the files read, the
+    runtime chosen at the date, the plans, the install and test commands, and the repair
+    rules. The loop, the records, the sandboxes and the reference database are shared. One is
+    made per setup, knowing whether system packages may be installed (apt)."""
+
+    name: EcosystemName
+
+    def evidence(self, repo: Path) -> EcosystemEvidence | None:
+        """Why the checkout at `repo` is a project of this ecosystem; None when it is not."""
+
+    def context(self, repo: Path) -> Any:
+        """Everything the checkout's own files say about installing and testing it."""
+
+    def plans(self, context: Any, pin_day: Any, available: dict[str, str], exclude_newer: str,
+              planner: Planner | None) -> list[tuple[str, Plan]]:
+        """The plans to try, first first, each with where it came from ("rules", ...)."""
+
+    def adapt(self, plan: Plan, context: Any, pin_day: Any, available: dict[str, str]) -> Plan:
+        """A stored plan (another commit's) made fit for this commit and date."""
+
+    def repairer(self) -> Repairer:
+        """The ecosystem's rule-based diagnosis and repair."""
+
+    def render(self, plan: Plan) -> tuple[list[str], list[str]]:
+        """The plan's install commands and whole-suite test commands."""
+
+    def install_env(self, plan: Plan) -> dict[str, str]:
+        """The environment of the install commands (the date pin of its package manager)."""
+
+    def stage(self, sandbox: Sandbox, repo_dir: Path, plan: Plan, install: list[str]
+              ) -> Diagnosis | None:
+        """Put the checkout and the runtime into a fresh sandbox; the diagnosis when it cannot."""
 
 
 class LogParser(Protocol):

@@ -43,6 +43,7 @@ _ENGINE: dict[str, tuple[Any, Any]] = {
     "test_network": (Annotated[bool, typer.Option("--test-network", help="Docker: keep the network for the tests (default: installs only).")], False),
     "model": (Annotated[str | None, typer.Option("--model", help="PROVIDER:MODEL asked for a change to the plan where no rule repairs (off by default; see `generate --help`).")], None),
     "base_url": (Annotated[str | None, typer.Option("--base-url", help="With --model: the provider's URL.")], None),
+    "ecosystem": (Annotated[str | None, typer.Option("--ecosystem", help="Set repositories up as projects of this ecosystem (python, node); default: the one their files and CI say.")], None),
 }
 
 _EXECUTOR: dict[str, tuple[Any, Any]] = {
@@ -149,12 +150,18 @@ def _setup_options(**values: Any) -> Any:
             fail(str(exc))
     elif values["base_url"] is not None:
         fail("--base-url needs --model")
+    if values["ecosystem"] is not None:
+        from benchsmith.setup.ecosystems import ecosystems
+
+        if values["ecosystem"] not in ecosystems():
+            fail(f"unknown ecosystem {values['ecosystem']!r} (known: {', '.join(ecosystems())})")
     return SetupOptions(max_iterations=values["max_iterations"], threshold=values["threshold"],
                         refdb=values["refdb"], use_refdb=not values["no_refdb"],
                         test_timeout_s=values["test_timeout"],
                         stall_timeout_s=values["stall_timeout"],
                         offline_tests=not values["test_network"], sandbox=sandbox,
-                        model=values["model"], base_url=values["base_url"])
+                        model=values["model"], base_url=values["base_url"],
+                        ecosystem=values["ecosystem"])
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:

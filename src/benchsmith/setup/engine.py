@@ -8,11 +8,13 @@ import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from benchsmith import __version__
 from benchsmith.core import (
     BenchsmithError,
     Diagnosis,
+    Ecosystem,
     ExecResult,
     Plan,
     Planner,
@@ -24,22 +26,16 @@ from benchsmith.core import (
 )
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.history import sealed
-from benchsmith.harness.prepare import install_env, stage
-from benchsmith.harness.render import leaving_out, plan_spec, render, render_spec
-from benchsmith.harness.services import listening, local_reason
+from benchsmith.harness.render import leaving_out, plan_spec, render_spec
+from benchsmith.harness.services import local_reason
 from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
 from benchsmith.sandbox.config import close_all_sandboxes, make_sandbox
-from benchsmith.sandbox.pythons import version_key
 from benchsmith.sandbox.store import environment_name
 from benchsmith.sandbox.tools import scratch_dir
-from benchsmith.setup.context import gather_context
-from benchsmith.setup.context_model import RepoContext
-from benchsmith.setup.date_rules import apply_date_rules
-from benchsmith.setup.hosted import add_hosted
+from benchsmith.setup.ecosystems import choose_ecosystem, ecosystem_of
 from benchsmith.setup.optional import optional_requirements, skip_reasons
 from benchsmith.setup.options import SetupOptions
 from benchsmith.setup.planner import RulePlanner
-from benchsmith.setup.pyversion import RELEASE_DATES, PythonChoice, choose_python
 from benchsmith.setup.record import (
     Iteration,
     SetupRecord,
@@ -109,8 +105,10 @@ class SetupEngine:
         try:
             host_repo = materialize(checkout, workspace / "repo",
                                     portable=self.options.sandbox.portable_checkout)
-            context = gather_context(host_repo)
-            if not context.has_python_project:
+            ecosystem, evidence = choose_ecosystem(host_repo, self.apt, self.options.ecosystem)
+            self._where.ecosystem = ecosystem.name
+            context = ecosystem.context(host_repo)
+            if ecosystem.name == "python" and not context.has_python_project:
                 raise BenchsmithError(
                     f"no Python project in {source} at {checkout.commit[:12]} "
                     "(no setup.py, setup.cfg, pyproject.toml or requirements file)"
@@ -118,7 +116,8 @@ class SetupEngine:
             focused = [f for f in focus or [] if (host_repo / f).is_file()]
             if begin := getattr(self.repairer, "begin_setup", None):
                 begin()  # a model-assisted repairer: its budget and count are per setup
-            record = self._run(checkout, context, host_repo, keep, focused)
+            record = self._run(checkout, ecosystem, context, host_repo, keep, focused)
+            record.ecosystem_evidence = evidence
             record.llm_calls = getattr(self.repairer, "setup_calls", 0)
             record.model_assisted = record.status == "validated" and any(
                 (i.repair or "").startswith("model:") for i in record.iterations)
@@ -128,7 +127,7 @@ class SetupEngine:
         return record
 
     # -- the loop ----------------------------------------------------------------------
-    def _run(self, checkout: Checkout, context: RepoContext, host_repo: Path,
+    def _run(self, checkout: Checkout, ecosystem: Ecosystem, context: Any, host_repo: Path,
              keep: Callable[[Sandbox], None] | None = None, focus: list[str] | None = None
              ) -> SetupRecord:
         pin_day = date.fromisoformat(checkout.pin_date)
@@ -137,15 +136,11 @@ class SetupEngine:
             available = probe.available_pythons()
         finally:
             probe.close()
-        choice = choose_python(context, pin_day, available)
-        candidates = self._reference_plans(checkout, context, choice, available, pin_day)
-        rules = self.planner.plan(context, choice, checkout.exclude_newer)
-        if not self.apt and not all(listening(s.kind) for s in rules.services):
-            candidates.append(("rules, without services", RulePlanner.without_services(context, rules)))
-        candidates.append(("rules", rules))
-        if isinstance(self.planner, RulePlanner):
-            candidates += self.planner.alternatives(context, choice, checkout.exclude_newer, rules)
+        candidates = self._reference_plans(checkout, ecosystem, context, available, pin_day)
+        candidates += ecosystem.plans(context, pin_day, available, checkout.exclude_newer,
+                                      self.planner)
         record = SetupRecord(repo=checkout.repo, source=checkout.source, commit=checkout.commit,
+                             ecosystem=ecosystem.name,
                              date=checkout.pin_date, exclude_newer=checkout.exclude_newer,
                              status="failed", threshold=self.options.threshold,
                              backend=self.options.sandbox.type, benchsmith_version=__version__,
@@ -195,7 +190,7 @@ class SetupEngine:
                 break
             fresh_start = origin.startswith("reference") and candidates
             repaired = (None if diagnosis.kind in exhausted or fresh_start
-                        else self.repairer.repair(plan, diagnosis, context))
+                        else self._repairer(plan).repair(plan, diagnosis, context))
             if repaired is not None and repaired[0] in tried:
                 repaired = None
             if repaired is not None:
@@ -221,14 +216,13 @@ class SetupEngine:
             self.progress(f"  repair: {iteration.repair}")
         last = record.iterations[-1]
         # an undone round's plan is not the record's: the round before it is what it reports
-        record.report(plan, render(plan, apt=self.apt),
-                      record.iterations[-2] if last.undone else last)
+        record.report(plan, ecosystem.render(plan), record.iterations[-2] if last.undone else last)
         if last.diagnosis:
             record.failure_category, record.failure_reason = failure_summary(record, last.diagnosis)
         return record
 
     def _with_optional(self, record: SetupRecord, plan: Plan, counts: TestCounts,
-                       validated: Iteration, checkout: Checkout, context: RepoContext,
+                       validated: Iteration, checkout: Checkout, context: Any,
                        host_repo: Path, keep: Callable[[Sandbox], None] | None,
                        focus: list[str] | None) -> tuple[Plan, TestCounts, Iteration]:
         """One more round with the optional requirements the validated round's tests were
@@ -272,7 +266,7 @@ class SetupEngine:
     def _accept(self, record: SetupRecord, checkout: Checkout, plan: Plan, counts: TestCounts,
                 iteration: Iteration) -> None:
         record.status = "validated"
-        record.report(plan, render(plan, apt=self.apt), iteration)
+        record.report(plan, ecosystem_of(plan, self.apt).render(plan), iteration)
         record.tests, record.tests_offline = counts, iteration.offline
         record.network = self.options.sandbox.phases(iteration.offline)
         record.clean_run_s = iteration.duration_s  # each attempt is a fresh sandbox: a clean run
@@ -285,44 +279,48 @@ class SetupEngine:
             self.refdb.save(checkout.repo, checkout.commit, checkout.pin_date, plan, record.install,
                             record.test, record.pass_rate, backend=self.options.sandbox.type)
 
-    def _reference_plans(self, checkout: Checkout, context: RepoContext, choice: PythonChoice,
+    def _reference_plans(self, checkout: Checkout, ecosystem: Ecosystem, context: Any,
                          available: dict[str, str], pin_day: date) -> list[tuple[str, Plan]]:
+        """The validated plan of the nearest commit in the reference database, made fit for
+        this commit (when it is of the same ecosystem)."""
         if self.refdb is None:
             return []
         plans: list[tuple[str, Plan]] = []
         for spec in self.refdb.nearest(checkout.repo, checkout.pin_date, self.options.sandbox.type, 1):
+            if spec.plan.ecosystem != ecosystem.name:
+                continue
             plan = spec.plan.model_copy(deep=True)
             plan.exclude_newer = checkout.exclude_newer
-            usable = plan.python in available and RELEASE_DATES.get(plan.python, date.max) <= pin_day
-            if not usable:
-                plan.python = choice.version
-            order = [choice.version, *choice.fallbacks]
-            plan.python_fallbacks = [v for v in order if version_key(v) < version_key(plan.python)]
-            apply_date_rules(plan, context)
-            plan.vendored = []  # this commit's CI decides, at this date
-            add_hosted(context, plan)
+            plan = ecosystem.adapt(plan, context, pin_day, available)
             plans.append((f"reference {spec.commit[:12]} {spec.date}", plan))
         return plans
 
-    def _attempt(self, plan: Plan, checkout: Checkout, context: RepoContext, host_repo: Path,
+    def _repairer(self, plan: Plan) -> Repairer:
+        """The repairer given to the engine for Python plans (rules, or a model's help), the
+        plan's ecosystem's own rules for another's."""
+        return self.repairer if plan.ecosystem == "python" else ecosystem_of(plan, self.apt).repairer()
+
+    def _attempt(self, plan: Plan, checkout: Checkout, context: Any, host_repo: Path,
                  round_number: int, origin: str, keep: Callable[[Sandbox], None] | None = None,
                  focus: list[str] | None = None, snapshot: bool = True
                  ) -> tuple[Iteration, TestCounts]:
         started = time.monotonic()
         iteration = Iteration(round=round_number, python=plan.python, origin=origin)
         counts = TestCounts()
-        install = render(plan, apt=self.apt)[0]
-        env = install_env(plan.python, plan.exclude_newer, plan.exclude_newer_packages)
+        ecosystem = ecosystem_of(plan, self.apt)
+        install = ecosystem.render(plan)[0]
+        env = ecosystem.install_env(plan)
         sandbox = make_sandbox(self.options.sandbox)
         try:
-            if staged := stage(sandbox, host_repo, plan.python, install):
+            if staged := ecosystem.stage(sandbox, host_repo, plan, install):
                 iteration.diagnosis = staged
                 return self._finish(iteration, started), counts
             for command in install:
                 result = sandbox.exec(command, env=env, timeout=self.options.install_timeout_s)
                 iteration.commands.append(command_run("install", result))
                 if not result.ok:
-                    iteration.diagnosis = self.repairer.diagnose(plan, result, "install", context)
+                    iteration.diagnosis = self._repairer(plan).diagnose(plan, result, "install",
+                                                                        context)
                     return self._finish(iteration, started), counts
             iteration.offline = (self.options.offline_tests and self.options.sandbox.network_cutoff
                                  and sandbox.set_network(False))
@@ -348,7 +346,7 @@ class SetupEngine:
                            f"({len(iteration.needs_network)} tests, e.g. {iteration.needs_network[0]})")
             elif not iteration.validated:
                 failed = next((r for r in outputs if not r.ok), outputs[-1])
-                iteration.diagnosis = self.repairer.diagnose(plan, failed, "test", context)
+                iteration.diagnosis = self._repairer(plan).diagnose(plan, failed, "test", context)
                 iteration.diagnosis.facts.setdefault("tests", [str(len(tests))])
                 if rate is not None:
                     iteration.diagnosis.reason += f" (pass rate {rate:.1%})"
@@ -373,8 +371,8 @@ class SetupEngine:
         def commands(hung: list[str]) -> list[str]:
             if focus:
                 return [render_spec(leaving_out(plan_spec(plan, focus, self.apt), hung))]
-            return render(plan.model_copy(update={"deselect": [*plan.deselect, *hung]}),
-                          apt=self.apt)[1]
+            return ecosystem_of(plan, self.apt).render(
+                plan.model_copy(update={"deselect": [*plan.deselect, *hung]}))[1]
 
         run, results = run_tests_with_results(
             sandbox, commands if plan.runner == "pytest" else commands([]), plan.runner,

@@ -32,3 +32,6 @@ class SetupOptions(BaseModel):
     model: str | None = None
     """PROVIDER:MODEL asked for a change to the plan where no rule repairs (None: rules only)."""
     base_url: str | None = None
+    ecosystem: str | None = None
+    """Set the repository up as a project of this ecosystem ("python", "node"); None: the
+    one its files and CI say (:func:`benchsmith.setup.ecosystems.choose_ecosystem`)."""

@@ -10,6 +10,8 @@ from benchsmith.core import (
     FAILING,
     CommandRun,
     Diagnosis,
+    EcosystemEvidence,
+    EcosystemName,
     ExecResult,
     History,
     Plan,
@@ -54,6 +56,9 @@ class SetupRecord(BaseModel):
     date: str | None = None
     exclude_newer: str | None = None
     status: Literal["validated", "failed", "error"]
+    ecosystem: EcosystemName = "python"  # whose rules set it up (Plan.ecosystem)
+    # why the repository was taken for a project of that ecosystem: its files, its CI
+    ecosystem_evidence: EcosystemEvidence | None = None
     python: str | None = None
     install: list[str] = Field(default_factory=list)
     test: list[str] = Field(default_factory=list)
