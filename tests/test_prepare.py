@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core import TestStatus
-from benchsmith.datasets.labels import check_labels
+from benchsmith.datasets.labels import cause_of, check_labels
 from benchsmith.harness.names import match, status_of
 
 from .evaluation_fixture import CODE, CODE_FILE, PARSE_FIXED, TEST_FILE, TESTS, working_diff
@@ -88,6 +88,22 @@ def test_label_checks_say_what_differs() -> None:
         "t::param[a"]
     p2p = check_labels(["t::old"], before, {"t::old": F}, must_fail_before=False)
     assert p2p.differs == {"t::old": "fails with the gold patch (FAILED)"}
+
+
+def test_an_instance_not_reproduced_has_one_cause_by_the_first_evidence() -> None:
+    before, after = {"t::a": F, "t::b": P, "t::c": F}, {"t::a": P, "t::b": P, "t::c": F}
+    good = check_labels(["t::a"], before, after, must_fail_before=True)
+    assert cause_of([good]) is None
+    wrong = check_labels(["t::b"], before, after, must_fail_before=True)
+    assert cause_of([good, wrong]) == "label"  # passes without the gold patch
+    broken = check_labels(["t::c"], before, after, must_fail_before=False)
+    assert cause_of([wrong, broken]) == "environment"  # fails with the gold patch too
+    assert cause_of([broken, check_labels(["t::x"], before, after, True, flaky=["t::x"])]) == "flaky"
+    network = check_labels(["t::x"], before, after, True, needs_network=["t::x"])
+    assert cause_of([broken, network]) == "network"
+    hung = check_labels(["t::x"], before, after, True, hung=["t::x"])
+    assert cause_of([network, hung]) == "hung"
+    assert cause_of([hung, check_labels(["t::gone"], before, after, True)]) == "naming"
 
 
 WORDS_TESTS = TESTS + '''
@@ -174,6 +190,12 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
     assert three["prepare"]["status"] == "differs"
     assert three["prepare"]["fail_to_pass"]["differs"] == {
         f"{TEST_FILE}::test_plain": "already passes without the gold patch"}
+    # one cause per instance not reproduced, counted in the summary
+    assert one["prepare"]["cause"] is None
+    assert two["prepare"]["cause"] == "naming"  # a published name no test has
+    assert three["prepare"]["cause"] == "label"  # the gold patch's own run shows the label wrong
+    assert records["fixture__calc-6"]["prepare"]["cause"] == "error"
+    assert "not reproduced, by cause: error 1, label 1, naming 1" in first.stdout, first.stdout
     assert one["prepare"]["setup_commit"] == two["prepare"]["setup_commit"] == base  # set up once
     assert one["python"] == "3.11" and one["exclude_newer"].startswith("2023-05-15")
     assert "prepare summary" in first.stdout and "statuses:" in first.stdout

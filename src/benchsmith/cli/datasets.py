@@ -84,6 +84,11 @@ def _print(summary: PrepareSummary, title: str) -> None:
               + ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items()))
               + f"; flaky tests: {summary.flaky_tests} in {summary.with_flaky} instance(s)",
               highlight=False, soft_wrap=True)
+    if summary.causes:
+        out.print("not reproduced, by cause: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(summary.causes.items(),
+                                                            key=lambda kv: (-kv[1], kv[0]))),
+                  highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -4,6 +4,7 @@ matched by :mod:`benchsmith.harness.names`."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +32,33 @@ class LabelCheck(BaseModel):
     def all_reproduced(self) -> bool:
         """Every published name was found and behaved as published."""
         return len(self.reproduced) == self.total
+
+
+# Why an instance did not reproduce its labels, one cause each: its environment did not set up
+# or fails the tests the gold patch should pass; the tests needed the network; a published name
+# matches no test or several (naming); a test's outcome changed between runs (flaky) or it
+# hung; the dataset's label is wrong by the gold patch's own run (a FAIL_TO_PASS test that
+# passes without it); an error of the harness.
+Cause = Literal["environment", "network", "naming", "flaky", "hung", "label", "error"]
+DISAGREE = "its tests disagree with each other"
+ALREADY_PASSES = "already passes without the gold patch"
+
+
+def cause_of(checks: Iterable[LabelCheck]) -> Cause | None:
+    """The one cause that explains labels not reproduced (None when all were), by the first
+    kind of evidence found: naming, hung, network, flaky, environment, then label."""
+    checks = list(checks)
+    if all(c.all_reproduced for c in checks):
+        return None
+    differs = [why for c in checks for why in c.differs.values()]
+    if any(c.not_found or c.ambiguous for c in checks) or DISAGREE in differs:
+        return "naming"
+    for cause, attribute in (("hung", "hung"), ("network", "needs_network"), ("flaky", "flaky")):
+        if any(getattr(c, attribute) for c in checks):
+            return cause  # type: ignore[return-value]
+    if any(why != ALREADY_PASSES for why in differs):
+        return "environment"  # a test the gold patch should make (or leave) passing fails
+    return "label"
 
 
 def _passed(statuses: dict[str, TestStatus], names: list[str]) -> bool | None:
@@ -75,11 +103,11 @@ def check_labels(published: list[str], before: dict[str, TestStatus], after: dic
         if now and was is False:
             check.reproduced.append(name)
         elif now is None or was is None:
-            check.differs[name] = "its tests disagree with each other"
+            check.differs[name] = DISAGREE
         elif not now:
             check.differs[name] = f"fails with the gold patch ({_status(after, found)})"
         else:
-            check.differs[name] = "already passes without the gold patch"
+            check.differs[name] = ALREADY_PASSES
     return check
 
 

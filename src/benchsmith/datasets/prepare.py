@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from benchsmith.core import BenchsmithError
-from benchsmith.datasets.labels import LabelCheck, check_labels
+from benchsmith.datasets.labels import Cause, LabelCheck, cause_of, check_labels
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import resolve, resolve_source
 from benchsmith.harness.jsonl import JsonlWriter, read_records, records_by_key
@@ -48,6 +48,7 @@ class Verdict(BaseModel):
 
     status: PrepareStatus
     reason: str = ""
+    cause: Cause | None = None  # why its labels were not all reproduced (None: they were)
     fingerprint: str = ""
     setup_commit: str = ""
     environment: str = ""  # the environment image, or the setup commit it was validated at
@@ -179,8 +180,11 @@ class Preparer:
             return
         if isinstance(made, SetupRecord):
             reason = f"{made.failure_category or made.status}: {made.failure_reason or ''}".strip()
+            last = made.iterations[-1].diagnosis if made.iterations else None
+            cause: Cause = "network" if last is not None and last.kind == "needs_network" else (
+                "environment")
             for item in items:
-                yield self._failed(item, "setup_failed", reason, setup_commit)
+                yield self._failed(item, "setup_failed", reason, setup_commit, cause)
             return
         try:
             for item in items:
@@ -232,10 +236,11 @@ class Preparer:
                   "prepare": verdict.model_dump(mode="json")}
         return item, verdict, record
 
-    def _failed(self, item: Published, status: PrepareStatus, reason: str,
-                setup_commit: str) -> tuple[Published, Verdict, dict[str, Any]]:
+    def _failed(self, item: Published, status: PrepareStatus, reason: str, setup_commit: str,
+                cause: Cause | None = None) -> tuple[Published, Verdict, dict[str, Any]]:
         labels = item.instance  # nothing reproduced: every published label is still to check
-        verdict = Verdict(status=status, reason=reason, fingerprint=item.fingerprint,
+        cause = cause or ("environment" if status == "setup_failed" else "error")
+        verdict = Verdict(status=status, reason=reason, cause=cause, fingerprint=item.fingerprint,
                           setup_commit=setup_commit,
                           fail_to_pass=LabelCheck(total=len(labels.FAIL_TO_PASS)),
                           pass_to_pass=LabelCheck(total=len(labels.PASS_TO_PASS)), runs=self.runs)
@@ -269,7 +274,7 @@ def judge(instance: TaskInstance, behaviour: Behaviour) -> Verdict:
         f"{len(c.ambiguous)} ambiguous, {len(c.hung)} hung, {len(c.needs_network)} need the network, {len(c.flaky)} flaky"
         for label, c in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p)) if not c.all_reproduced)
     return Verdict(status=status, reason=reason, fail_to_pass=f2p, pass_to_pass=p2p,
-                   flaky=behaviour.flaky_runs)
+                   flaky=behaviour.flaky_runs, cause=cause_of((f2p, p2p)))
 
 
 def _consistent(behaviour: Behaviour, side: str) -> dict[str, Any]:
@@ -292,6 +297,7 @@ class PrepareSummary(BaseModel):
     with_flaky: int = 0  # instances with a flaky test (left out of the check)
     flaky_tests: int = 0
     statuses: dict[str, int] = Field(default_factory=dict)
+    causes: dict[str, int] = Field(default_factory=dict)  # instances not reproduced, by cause
     per_repo: dict[str, dict[str, int]] = Field(default_factory=dict)
     median_instance_s: float | None = None
 
@@ -305,6 +311,8 @@ def summarize(records: list[dict[str, Any]]) -> PrepareSummary:
     for record in records:
         verdict = Verdict.model_validate(record.get("prepare") or {"status": "error"})
         summary.statuses[verdict.status] = summary.statuses.get(verdict.status, 0) + 1
+        if verdict.cause:
+            summary.causes[verdict.cause] = summary.causes.get(verdict.cause, 0) + 1
         repo = summary.per_repo.setdefault(str(record.get("repo")), {"instances": 0, "prepared": 0,
                                                                      "fail_to_pass": 0})
         repo["instances"] += 1
