@@ -162,6 +162,9 @@ class Plan(BaseModel):
     services: list[Service] = Field(default_factory=list)  # started before the tests where apt is allowed
     exclude_newer_packages: dict[str, str] = Field(default_factory=dict)
     build_isolation: bool = True
+    # settings for one package's build backend, "PACKAGE:KEY" -> VALUE (uv's
+    # --config-settings-package), e.g. the project's setuptools editable_mode
+    config_settings: dict[str, str] = Field(default_factory=dict)
     prerelease: bool = False  # uv --prerelease allow: the project's own version is a dev release
     build_requirements: list[str] = Field(default_factory=list)
     runner: Literal["pytest", "unittest"] = "pytest"

@@ -75,7 +75,8 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
     if not plan.build_isolation and plan.build_requirements:
         commands.append(_join(base + sorted(set(plan.build_requirements))))
     flags = ([] if plan.build_isolation else ["--no-build-isolation"]) + (
-        (["--pre"] if pip else ["--prerelease", "allow"]) if plan.prerelease else [])
+        (["--pre"] if pip else ["--prerelease", "allow"]) if plan.prerelease else []) + (
+        _config_flags(plan))
     targets: list[str] = []
     if plan.install_project:
         target = "." + (f"[{','.join(plan.extras)}]" if plan.extras else "")
@@ -101,8 +102,16 @@ def render_reinstall(plan: Plan | None) -> str | None:
     # built the way the plan's install built it: the same per-package pins, the same isolation
     isolation = [] if plan.build_isolation else ["--no-build-isolation"]
     again = ["--force-reinstall"] if uses_pip(plan.python) else ["--reinstall"]
-    return _join([*_env_words(plan.build_env), *_installer(plan), *isolation, "--no-deps", *again,
-                  *(["-e", "."] if plan.editable else ["."])])
+    return _join([*_env_words(plan.build_env), *_installer(plan), *isolation, *_config_flags(plan),
+                  "--no-deps", *again, *(["-e", "."] if plan.editable else ["."])])
+
+
+def _config_flags(plan: Plan) -> list[str]:
+    """uv's per-package build settings (pip, for Python 2.7, has none to give)."""
+    if uses_pip(plan.python):
+        return []
+    return [word for key, value in sorted(plan.config_settings.items())
+            for word in ("--config-settings-package", f"{key}={value}")]
 
 
 def _env_prefix(env: dict[str, str]) -> str:

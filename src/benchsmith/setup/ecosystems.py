@@ -34,7 +34,7 @@ from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import apply_date_rules
 from benchsmith.setup.hosted import add_hosted
-from benchsmith.setup.planner import RulePlanner
+from benchsmith.setup.planner import RulePlanner, compat_editable
 from benchsmith.setup.pyversion import RELEASE_DATES, choose_python
 from benchsmith.setup.repair import RuleRepairer
 
@@ -95,6 +95,7 @@ class PythonEcosystem:
         order = [choice.version, *choice.fallbacks]
         plan.python_fallbacks = [v for v in order if version_key(v) < version_key(plan.python)]
         apply_date_rules(plan, context)
+        compat_editable(context, plan)  # plans stored before it was the rule
         plan.vendored = []  # this commit's CI decides, at this date
         add_hosted(context, plan)
         return plan

@@ -163,6 +163,7 @@ class RulePlanner:
         plan.extras = list(dict.fromkeys(chosen))
         if plan.extras:
             plan.sources["extras"] = sorted(set(sources))
+        compat_editable(context, plan)
         if "__tests_require__" in context.extras:
             plan.packages += context.extras["__tests_require__"]
             plan.sources.setdefault("packages", []).append("tests_require")
@@ -376,3 +377,14 @@ def django_test_args(command: str) -> list[str] | None:
             if word and not word.startswith("$"):
                 args.append(word)
     return args
+
+
+def compat_editable(context: RepoContext, plan: Plan) -> None:
+    """An editable setuptools project goes onto sys.path as a path, as `setup.py develop` put
+    it, not behind the import hook of setuptools >= 64 (its lenient mode): tests that find the
+    project's modules by file path (a linter loading its own checkers) fail behind the hook."""
+    backend = context.build_backend or "setuptools"
+    if not plan.editable or not context.project_name or not backend.startswith("setuptools"):
+        return
+    plan.config_settings[f"{context.project_name}:editable_mode"] = "compat"
+    plan.sources.setdefault("config_settings", []).append("setuptools editable_mode=compat")
