@@ -188,7 +188,8 @@ def _read_workspaces(repo: Path, ctx: NodeContext) -> None:
         ctx.workspace_sources.append("pnpm-workspace.yaml")
     lerna = _read_json(repo / "lerna.json")
     if isinstance(lerna, dict):
-        globs = lerna.get("packages") if isinstance(lerna.get("packages"), list) else ["packages/*"]
+        listed = lerna.get("packages")
+        globs: list[Any] = listed if isinstance(listed, list) else ["packages/*"]
         ctx.workspaces += [str(p) for p in globs if str(p) not in ctx.workspaces]
         ctx.workspace_sources.append("lerna.json")
 

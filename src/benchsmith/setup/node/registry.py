@@ -29,7 +29,8 @@ TIMEOUT_S = 120.0
 
 def registry_url() -> str:
     """The npm registry in use, without a trailing slash."""
-    return (os.environ.get("npm_config_registry") or os.environ.get("NPM_CONFIG_REGISTRY")
+    return (os.environ.get("npm_config_registry")  # noqa: SIM112 (npm reads it lower-case)
+            or os.environ.get("NPM_CONFIG_REGISTRY")
             or DEFAULT_REGISTRY).rstrip("/")
 
 
