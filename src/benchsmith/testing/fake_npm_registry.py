@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import gzip
 import hashlib
 import io
 import json
@@ -31,12 +32,12 @@ def _tarball(name: str, version: str, dependencies: dict[str, str]) -> bytes:
         "package/index.js": f"module.exports = {json.dumps(version)};\n".encode(),
     }
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
         for path, data in files.items():
             info = tarfile.TarInfo(path)
             info.size, info.mode, info.mtime = len(data), 0o644, 499162500
             tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    return gzip.compress(buffer.getvalue(), mtime=0)  # the same bytes on every request
 
 
 @dataclass
