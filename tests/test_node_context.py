@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from benchsmith.core import BenchsmithError
 from benchsmith.setup.context_model import Hint
 from benchsmith.setup.node.context import NodeContext, is_node_project, read_node_context
 from benchsmith.setup.node.runtime import choose_node, release_lines, versions_at
@@ -147,3 +148,10 @@ def test_choose_node_at_a_date(fields: dict[str, object], date: str, version: st
     assert (choice.version, choice.source) == (version, source), choice.reasons
     assert choice.line == (version.rsplit(".", 1)[0] if version.startswith("0.") else version.split(".")[0])
     assert choice.reasons
+
+
+@pytest.mark.parametrize(("date", "message"), [("2012-01-01", "no Node release line existed"),
+                                               ("last week", "not a date")])
+def test_choose_node_rejects_dates_in_one_line(date: str, message: str) -> None:
+    with pytest.raises(BenchsmithError, match=message):
+        choose_node(NodeContext(), date)

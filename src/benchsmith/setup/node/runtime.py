@@ -20,6 +20,7 @@ from typing import Any
 import nodesemver
 from pydantic import BaseModel, Field
 
+from benchsmith.core import BenchsmithError
 from benchsmith.setup.node.context import NodeContext
 
 __all__ = ["NodeChoice", "ReleaseLine", "choose_node", "release_lines", "versions_at"]
@@ -134,7 +135,10 @@ def _exact(spec: str) -> str | None:
 def choose_node(ctx: NodeContext, date: dt.date | str) -> NodeChoice:
     """The newest Node release line at `date` that fits what the project asks for (version
     files, volta, engines.node, CI), LTS lines first, and its newest release at the date."""
-    day = dt.date.fromisoformat(date[:10]) if isinstance(date, str) else date
+    try:
+        day = dt.date.fromisoformat(date[:10]) if isinstance(date, str) else date
+    except ValueError:
+        raise BenchsmithError(f"not a date: {date!r} (use YYYY-MM-DD)") from None
     table = release_lines()
     codename_of = {name: (line.codename or "").lower() for name, line in table.items()}
     reasons: list[str] = []
@@ -174,7 +178,7 @@ def choose_node(ctx: NodeContext, date: dt.date | str) -> NodeChoice:
         candidates, source = narrowed, "ci"
         reasons.append(f"CI tests on lines {', '.join(sorted(ci_lines, key=_key))}")
     if not candidates:
-        raise ValueError(f"no Node release line existed at {day}")
+        raise BenchsmithError(f"no Node release line existed at {day} (the first: 0.10, 2013)")
     lts = [n for n in candidates if table[n].lts_at(day)]
     pick = table[(lts or candidates)[-1]]
     reasons.append(f"line {pick.name}: the newest {'LTS ' if lts else ''}line at {day}"
