@@ -1,0 +1,170 @@
+"""A Node repository's dependencies as of a date, by the best means available, in order:
+
+1. ``lockfile``: the project's own lockfile at the commit, installed frozen by its manager;
+2. ``before``: npm resolving as of the date (``npm install --before``), only when the
+   registry's publish times of the direct dependencies can be trusted (a mirror that took old
+   versions in late reports the day it took them: many versions on a few days, versions
+   "published" after later ones);
+3. ``history-lockfile``: the nearest earlier lockfile in the project's own git history, copied
+   in and adapted to the commit's package.json by a non-frozen install;
+4. ``not-dated``: the newest versions the declared ranges allow.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any, Literal
+
+import nodesemver
+from pydantic import BaseModel, Field
+
+from benchsmith.core import BenchsmithError
+from benchsmith.setup.node.context import NodeContext
+from benchsmith.setup.node.managers import ManagerChoice
+from benchsmith.setup.node.registry import packument
+
+__all__ = ["LOCKFILE_NAMES", "DatingPlan", "TimeTrust", "apply_dating", "choose_dating",
+           "dated_install_command", "times_trust"]
+
+LOCKFILE_NAMES = ("npm-shrinkwrap.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml")
+DatingMethod = Literal["lockfile", "before", "history-lockfile", "not-dated"]
+CLUSTER_DAYS = 3
+CLUSTER_SHARE = 0.75
+INVERSION_SHARE = 0.25
+
+
+class TimeTrust(BaseModel):
+    """Whether a packument's publish times look like real publish dates, and why not."""
+
+    package: str
+    trustworthy: bool
+    reasons: list[str] = Field(default_factory=list)
+
+
+class DatingPlan(BaseModel):
+    """How the dependencies are pinned to the date, recorded with the evidence."""
+
+    method: DatingMethod
+    dated: bool
+    lockfile: str | None = None  # the lockfile used (repository-relative)
+    history_commit: str | None = None  # the earlier commit it came from (history-lockfile)
+    before: str | None = None  # the --before date (before)
+    untrusted: list[TimeTrust] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+
+
+def _parse_time(value: Any) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _semver_key(version: str) -> tuple[int, ...]:
+    parsed = nodesemver.parse(version, loose=True)
+    return (parsed.major, parsed.minor, parsed.patch) if parsed else (0, 0, 0)
+
+
+def times_trust(doc: dict[str, Any]) -> TimeTrust:
+    """Judge the ``time`` field of a full packument: mirror-like when most versions share a
+    few days, or when many versions were "published" after a higher version of their major."""
+    name = str(doc.get("name", "?"))
+    times = doc.get("time") or {}
+    stamps = {v: t for v in doc.get("versions") or {}
+              if "-" not in v and (t := _parse_time(times.get(v))) is not None}
+    if not stamps:
+        return TimeTrust(package=name, trustworthy=False, reasons=["no publish times"])
+    reasons = []
+    days = Counter(t.date() for t in stamps.values())
+    clustered = sum(n for _, n in days.most_common(CLUSTER_DAYS))
+    if len(stamps) > CLUSTER_DAYS and clustered >= CLUSTER_SHARE * len(stamps):
+        reasons.append(f"{clustered} of {len(stamps)} versions dated on "
+                       f"{min(CLUSTER_DAYS, len(days))} days")
+    ordered = sorted(stamps, key=_semver_key)
+    pairs = [(a, b) for a, b in zip(ordered, ordered[1:], strict=False)
+             if _semver_key(a)[0] == _semver_key(b)[0]]
+    inverted = [(a, b) for a, b in pairs if stamps[a] > stamps[b]]
+    if pairs and len(inverted) >= INVERSION_SHARE * len(pairs) and len(inverted) > 1:
+        a, b = inverted[0]
+        reasons.append(f"{len(inverted)} of {len(pairs)} versions published after the next one "
+                       f"({a} on {stamps[a].date()}, {b} on {stamps[b].date()})")
+    return TimeTrust(package=name, trustworthy=not reasons, reasons=reasons)
+
+
+def _git(repo: Path, *args: str) -> str:
+    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise BenchsmithError(f"git {' '.join(args[:2])} failed: {result.stderr.strip()[-200:]}")
+    return result.stdout
+
+
+def _history_lockfile(repo: Path, commit: str) -> tuple[str, str] | None:
+    """The newest commit before `commit` that has a lockfile at the root, and its path."""
+    log = _git(repo, "log", "--format=%H", f"{commit}^", "--", *LOCKFILE_NAMES) \
+        if _git(repo, "rev-list", "--parents", "-n", "1", commit).split()[1:] else ""
+    for sha in log.split():
+        present = set(_git(repo, "ls-tree", "--name-only", sha).split())
+        for name in LOCKFILE_NAMES:
+            if name in present:
+                return sha, name
+    return None
+
+
+def choose_dating(repo: Path, ctx: NodeContext, date: dt.date | str, commit: str = "HEAD",
+                  registry: str | None = None) -> DatingPlan:
+    """Decide how the dependencies of the checkout at `repo` (at `commit`) are pinned to `date`."""
+    day = date.isoformat() if isinstance(date, dt.date) else date[:10]
+    if ctx.lockfiles:
+        lock = ctx.lockfiles[0]
+        return DatingPlan(method="lockfile", dated=True, lockfile=lock.path,
+                          reasons=[f"the project's {lock.path} at the commit"])
+    reasons: list[str] = []
+    names = sorted({*ctx.dependencies, *ctx.dev_dependencies})
+    untrusted = []
+    for name in names:
+        try:
+            trust = times_trust(packument(name, full=True, registry=registry))
+        except BenchsmithError as exc:
+            trust = TimeTrust(package=name, trustworthy=False, reasons=[str(exc)])
+        if not trust.trustworthy:
+            untrusted.append(trust)
+    if not untrusted:
+        return DatingPlan(method="before", dated=True, before=day, reasons=[
+            f"no lockfile; the registry's publish times of {len(names)} direct dependencies "
+            f"look real: npm resolves as of {day}"])
+    reasons.append("no lockfile; publish times not trustworthy for "
+                   + ", ".join(t.package for t in untrusted[:5])
+                   + (f" and {len(untrusted) - 5} more" if len(untrusted) > 5 else ""))
+    found = _history_lockfile(repo, commit)
+    if found:
+        sha, path = found
+        return DatingPlan(method="history-lockfile", dated=True, lockfile=path, history_commit=sha,
+                          untrusted=untrusted, reasons=[
+                              *reasons, f"{path} from the earlier commit {sha[:12]}, adapted "
+                              "to the commit's package.json"])
+    return DatingPlan(method="not-dated", dated=False, untrusted=untrusted, reasons=[
+        *reasons, "no lockfile in the project's history: newest versions the ranges allow"])
+
+
+def apply_dating(repo: Path, plan: DatingPlan) -> None:
+    """Put in place what `plan` needs: the earlier lockfile for ``history-lockfile``."""
+    if plan.method == "history-lockfile" and plan.history_commit and plan.lockfile:
+        content = subprocess.run(["git", "show", f"{plan.history_commit}:{plan.lockfile}"],
+                                 cwd=repo, capture_output=True, check=True).stdout
+        (repo / plan.lockfile).write_bytes(content)
+
+
+def dated_install_command(plan: DatingPlan, manager: ManagerChoice) -> list[str]:
+    """The install command that carries out `plan` with `manager`."""
+    if plan.method == "lockfile":
+        return manager.install_command
+    if plan.method == "before":
+        return ["npm", "install", f"--before={plan.before}"]
+    if manager.name == "pnpm":
+        return ["pnpm", "install", "--no-frozen-lockfile"]
+    if manager.name == "yarn":
+        return ["yarn", "install", "--no-immutable"] if manager.berry else ["yarn", "install"]
+    return ["npm", "install"]
