@@ -1,0 +1,1 @@
+"""Node.js repositories (JavaScript and TypeScript): runtime, dependencies and test runners."""
