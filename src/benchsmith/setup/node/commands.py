@@ -110,7 +110,8 @@ def render_test_command(spec: NodeTestRunner, test_files: Sequence[str] = (),
         options = shlex.join(_without(args, set(positionals(runner, args)),
                                       VALUE_OPTIONS[runner]))
         reporter = " --test-reporter=tap" if runner == "node" else ""
-        body = (f"rc=0; for f in {shlex.join(selected) or '/dev/null'}; do "
+        sources = shlex.join(selected) if selected else _found_at_run_time(spec)
+        body = (f"rc=0; for f in {sources}; do "
                 f"printf '{FILE_MARKER}%s\\n' \"$f\"; {_line(start + reporter, options)} \"$f\" || rc=1; "
                 "done; exit $rc")
         return NodeTestCommand(command=_line(prefix, "sh -c", shlex.quote(body)),
@@ -135,6 +136,19 @@ def render_test_command(spec: NodeTestRunner, test_files: Sequence[str] = (),
                                report_format="console")
     return NodeTestCommand(command=_line(f"mkdir -p {shlex.quote(report_dir)} &&", prefix, body),
                            report_format=spec.report_format, report_path=report, files=files)
+
+
+def _found_at_run_time(spec: NodeTestRunner) -> str:
+    """Shell words listing the test files when the checkout's files did not hold them (the
+    output of a build step): directories searched with find, globs left to the shell."""
+    words: list[str] = []
+    for target in positionals(spec.runner, spec.args):
+        if any(char in target for char in "*?["):
+            words.append(target)
+        else:
+            words.append(f"$(find {shlex.quote(target)} -type f \\( -name '*.js' -o -name '*.cjs' "
+                         "-o -name '*.mjs' \\) -not -path '*/node_modules/*' 2>/dev/null | sort)")
+    return " ".join(words) or "/dev/null"
 
 
 def _without(args: Sequence[str], paths: set[str], values: frozenset[str]) -> list[str]:
