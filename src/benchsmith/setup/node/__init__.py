@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NodeChoice", "NodeContext", "choose_node", "fetch_node", "is_node_project",
-           "read_node_context"]
+__all__ = ["NodeChoice", "NodeContext", "NodeTestCommand", "NodeTestRunner", "choose_node",
+           "detect_test_runner", "fetch_node", "is_node_project", "read_node_context",
+           "render_build_commands", "render_test_command"]
 
 _LAZY = {
     "NodeContext": "benchsmith.setup.node.context",
@@ -14,6 +15,11 @@ _LAZY = {
     "NodeChoice": "benchsmith.setup.node.runtime",
     "choose_node": "benchsmith.setup.node.runtime",
     "fetch_node": "benchsmith.setup.node.fetch",
+    "NodeTestRunner": "benchsmith.setup.node.runners",
+    "detect_test_runner": "benchsmith.setup.node.runners",
+    "NodeTestCommand": "benchsmith.setup.node.commands",
+    "render_build_commands": "benchsmith.setup.node.commands",
+    "render_test_command": "benchsmith.setup.node.commands",
 }
 
 

@@ -1,0 +1,347 @@
+"""Which test runner a Node.js repository uses, and how its tests are started: read from
+package.json's `scripts.test` (and the scripts it calls), the runners' config files and the
+dependencies."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from benchsmith.setup.node.scripts import Invocation, expand, glob_matches
+
+RunnerName = Literal["jest", "vitest", "mocha", "ava", "tap", "tape", "node", "jasmine", "uvu",
+                     "karma", "playwright", "web-test-runner"]
+# jest-json: jest's --json (vitest writes the same shape); mocha-json: mocha's json reporter;
+# tap: one TAP stream whose top-level subtests are files (node-tap); tap-files: TAP per file,
+# each after a "# benchsmith-file: <path>" line; junit: JUnit XML; console: the runner's console
+ReportFormat = Literal["jest-json", "mocha-json", "tap", "tap-files", "junit", "console"]
+
+BROWSER_RUNNERS: frozenset[str] = frozenset({"karma", "playwright", "web-test-runner"})
+# Debian's headless-capable browser (package "chromium") and where it installs its binary.
+CHROMIUM_PACKAGE = "chromium"
+CHROMIUM_BINARY = "/usr/bin/chromium"
+
+_CONFIGS: tuple[tuple[RunnerName, re.Pattern[str]], ...] = (
+    ("jest", re.compile(r"jest\.config\.(?:js|ts|mjs|cjs|cts|mts|json)")),
+    ("vitest", re.compile(r"vitest\.(?:config|workspace)\.(?:js|ts|mjs|cjs|mts|cts)")),
+    ("mocha", re.compile(r"\.mocharc(?:\.(?:js|cjs|mjs|json|jsonc|yaml|yml))?")),
+    ("ava", re.compile(r"ava\.config\.(?:js|cjs|mjs)")),
+    ("tap", re.compile(r"\.taprc")),
+    ("jasmine", re.compile(r"spec/support/jasmine\.(?:json|js|mjs)")),
+    ("karma", re.compile(r"karma\.conf(?:ig)?\.(?:js|ts|cjs|mjs)")),
+    ("playwright", re.compile(r"playwright(?:-ct)?\.config\.(?:js|ts|mjs|cjs|mts)")),
+    ("web-test-runner", re.compile(r"(?:web-test-runner|wtr)\.config\.(?:js|mjs|cjs|ts)")),
+)
+# package.json keys that configure a runner
+_PACKAGE_KEYS: dict[str, RunnerName] = {"jest": "jest", "mocha": "mocha", "ava": "ava",
+                                        "tap": "tap"}
+_DEPENDENCIES: tuple[tuple[str, RunnerName], ...] = (
+    ("jest", "jest"), ("react-scripts", "jest"), ("vitest", "vitest"), ("mocha", "mocha"),
+    ("ava", "ava"), ("tap", "tap"), ("tape", "tape"), ("jasmine", "jasmine"), ("uvu", "uvu"),
+    ("karma", "karma"), ("@playwright/test", "playwright"), ("@web/test-runner", "web-test-runner"),
+)
+# Commands of a test script that check rather than build: not needed before the tests run.
+_CHECKS = frozenset({"eslint", "prettier", "tslint", "standard", "semistandard", "xo", "jshint",
+                     "jscs", "stylelint", "markdownlint", "lint-staged", "echo", "rimraf", "del",
+                     "del-cli", "tsd", "attw", "publint", "depcheck", "license-checker", "exit",
+                     "true", "husky", "simple-git-hooks", "lefthook", "is-ci", "npm-check",
+                     "codecov", "coveralls", "nyc", "c8", "check-dts", "size-limit", "cspell"})
+_BUILDS = re.compile(r"^(?:tsc|babel|rollup|webpack|esbuild|tsup|swc|vite|microbundle|unbuild|"
+                     r"pkgroll|bob|ncc|node-gyp|tsx|ts-node|lerna|turbo|gulp|grunt|make)$")
+_NPM_DEFAULT = "no test specified"
+# node --test's default file patterns (Node 20)
+_NODE_DEFAULTS = ("**/*.test.{js,cjs,mjs}", "**/*-test.{js,cjs,mjs}", "**/*_test.{js,cjs,mjs}",
+                  "**/test-*.{js,cjs,mjs}", "**/test.{js,cjs,mjs}", "**/test/**/*.{js,cjs,mjs}")
+_SCRIPT_EXTENSIONS = (".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".tsx", ".jsx")
+
+# Options of each runner that take a separate value (to tell option values from test paths).
+VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "jest": frozenset({"-c", "--config", "-t", "--testNamePattern", "-w", "--maxWorkers",
+                       "--rootDir", "--roots", "--selectProjects", "--testEnvironment", "--env",
+                       "--testTimeout", "--shard", "--testPathIgnorePatterns", "--seed",
+                       "--testPathPattern", "--reporters", "--outputFile"}),
+    "vitest": frozenset({"-c", "--config", "-r", "--root", "--dir", "-t", "--testNamePattern",
+                         "--project", "--environment", "--pool", "--shard", "--mode",
+                         "--reporter", "--outputFile"}),
+    "mocha": frozenset({"--config", "--package", "-r", "--require", "--ui", "-u", "--timeout",
+                        "-t", "--slow", "-s", "--grep", "-g", "--fgrep", "-f", "--extension",
+                        "--file", "--ignore", "--exclude", "--spec", "-n", "--node-option",
+                        "--jobs", "-j", "--retries", "--reporter", "-R", "--reporter-option",
+                        "--reporter-options", "-O"}),
+    "ava": frozenset({"--match", "-m", "--config", "--concurrency", "-c", "--timeout", "-T",
+                      "--node-arguments"}),
+    "tap": frozenset({"--timeout", "-t", "--jobs", "-j", "--grep", "-g", "--node-arg",
+                      "--test-arg", "--test-env", "--before", "--after", "--nyc-arg", "-R",
+                      "--reporter", "--coverage-report", "-o", "--reporter-file"}),
+    "tape": frozenset({"-r", "--require", "-i", "--ignore"}),
+    "node": frozenset({"--import", "--require", "-r", "--loader", "--experimental-loader",
+                       "--test-name-pattern", "--test-concurrency", "--test-timeout",
+                       "--test-shard", "--test-reporter", "--test-reporter-destination"}),
+    "jasmine": frozenset({"--config", "--filter", "--helper", "--require", "--reporter"}),
+    "uvu": frozenset({"-i", "--ignore", "-r", "--require"}),
+    "karma": frozenset({"--reporters", "--browsers", "--port", "--log-level"}),
+    "playwright": frozenset({"-c", "--config", "--project", "-g", "--grep", "--reporter",
+                             "-j", "--workers", "--shard", "--timeout"}),
+    "web-test-runner": frozenset({"--config", "--files", "--browsers", "--concurrency"}),
+}
+# Options removed from the script's arguments: watch modes, coverage, the script's own reporters
+# (the rendered command sets its own). A trailing "=" means the option's "--x=value" form too.
+_DROPPED: dict[str, frozenset[str]] = {
+    "jest": frozenset({"--watch", "--watchAll", "--coverage", "--json", "--ci", "--outputFile",
+                       "--reporters", "--colors", "--testResultsProcessor"}),
+    "vitest": frozenset({"--watch", "-w", "--ui", "--coverage", "--run", "--reporter",
+                         "--outputFile", "--silent"}),
+    "mocha": frozenset({"--watch", "-w", "--reporter", "-R", "--reporter-option",
+                        "--reporter-options", "-O", "--forbid-only"}),
+    "ava": frozenset({"--tap", "-t", "--verbose", "-v", "--watch", "-w"}),
+    "tap": frozenset({"--watch", "-w", "--reporter", "-R", "--coverage-report", "-o",
+                      "--reporter-file", "--check-coverage", "--100"}),
+    "node": frozenset({"--test", "--watch", "--test-reporter", "--test-reporter-destination",
+                       "--experimental-test-coverage"}),
+    "jasmine": frozenset({"--reporter"}),
+    "karma": frozenset({"--watch", "--auto-watch", "--no-single-run", "--reporters",
+                        "--browsers"}),
+    "playwright": frozenset({"--ui", "--headed", "--reporter"}),
+    "web-test-runner": frozenset({"--watch", "--browsers"}),
+}
+
+
+class NodeTestRunner(BaseModel):
+    """How a repository's tests run: the runner, its command and arguments, the steps the tests
+    need first, and what the runner needs from the machine (a browser)."""
+
+    runner: RunnerName
+    command: list[str] = Field(description="how the runner starts, e.g. ['jest'], ['node', '--test']")
+    args: list[str] = Field(default_factory=list,
+                            description="the script's own arguments, watch/coverage/reporter options removed")
+    env: dict[str, str] = Field(default_factory=dict, description="assignments the script makes")
+    report_format: ReportFormat
+    build_steps: list[str] = Field(default_factory=list, description="shell commands run before the tests")
+    test_files: list[str] = Field(default_factory=list,
+                                  description="for runners started once per file: the files selected")
+    typescript: bool = False
+    browser: bool = False
+    browser_runnable: bool = True
+    browser_env: dict[str, str] = Field(default_factory=dict)
+    apt_packages: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list, description="where the runner was read from")
+    notes: list[str] = Field(default_factory=list)
+
+
+_FORMATS: dict[RunnerName, ReportFormat] = {
+    "jest": "jest-json", "vitest": "jest-json", "mocha": "mocha-json", "ava": "tap", "tap": "tap",
+    "tape": "tap-files", "node": "tap-files", "jasmine": "console", "uvu": "console",
+    "karma": "console", "playwright": "junit", "web-test-runner": "console",
+}
+
+
+def _runner_of(invocation: Invocation) -> tuple[RunnerName, list[str], list[str]] | None:
+    """(runner, its start words, the remaining arguments) when `invocation` starts a runner."""
+    name = posixpath.basename(invocation.command)
+    args = list(invocation.args)
+    first = args[0] if args else ""
+    if name == "jest":
+        return "jest", ["jest"], args
+    if name in {"react-scripts", "craco", "rescripts", "react-app-rewired"} and first == "test":
+        return "jest", [name, "test"], args[1:]
+    if name == "vitest":
+        rest = args[1:] if first in {"run", "watch", "dev", "related"} else args
+        return "vitest", ["vitest", "run"], rest
+    if name in {"mocha", "_mocha"}:
+        return "mocha", ["mocha"], args
+    if name in {"ava", "tap", "tape", "jasmine", "uvu"}:
+        return name, [name], args  # type: ignore[return-value]
+    if name in {"node", "tsx"} and "--test" in args:
+        return "node", [name, "--test"], args
+    if name == "karma" and first in {"start", "run"}:
+        return "karma", ["karma", "start"], args[1:]
+    if name == "ng" and first == "test":
+        return "karma", ["ng", "test"], args[1:]
+    if name == "playwright" and first == "test":
+        return "playwright", ["playwright", "test"], args[1:]
+    if name in {"wtr", "web-test-runner"}:
+        return "web-test-runner", [name], args
+    return None
+
+
+def strip_options(runner: str, args: Sequence[str]) -> list[str]:
+    """`args` without the options the rendered command sets itself (watch, coverage, reporters)."""
+    dropped, values = _DROPPED.get(runner, frozenset()), VALUE_OPTIONS.get(runner, frozenset())
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        option = arg.split("=", 1)[0]
+        if option in dropped or option.startswith(("--coverage.", "--reporter-option")):
+            skip = "=" not in arg and option in values
+            continue
+        kept.append(arg)
+    return kept
+
+
+def positionals(runner: str, args: Sequence[str]) -> list[str]:
+    """The non-option arguments (test paths or patterns) among `args`."""
+    values = VALUE_OPTIONS.get(runner, frozenset())
+    found: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg.startswith("-"):
+            skip = "=" not in arg and arg in values
+        else:
+            found.append(arg)
+    return found
+
+
+def detect_test_runner(package: dict[str, Any], files: Sequence[str],
+                       read: Callable[[str], str | None] | None = None) -> NodeTestRunner | None:
+    """The test runner of a repository from its parsed package.json, its files (paths relative
+    to its root) and, where given, `read` (a file's text, or None); None when nothing says."""
+    scripts = package.get("scripts") if isinstance(package.get("scripts"), dict) else {}
+    assert isinstance(scripts, dict)
+    notes: list[str] = []
+    invocations = [] if _NPM_DEFAULT in str(scripts.get("test", "")) else expand(scripts, "test")
+    for position, invocation in enumerate(invocations):
+        found = _runner_of(invocation)
+        if found is None:
+            continue
+        runner, command, args = found
+        spec = NodeTestRunner(runner=runner, command=command, args=strip_options(runner, args),
+                              env=dict(invocation.env), report_format=_FORMATS[runner],
+                              sources=[f"scripts.{invocation.script}"])
+        spec.build_steps = _build_steps(invocations[:position], scripts)
+        return _complete(spec, package, files, read)
+    if invocations:
+        notes.append(f"scripts.test runs `{invocations[-1].text}`, no runner benchsmith knows")
+    chosen, source = _from_files(package, files)
+    if chosen is None:
+        return None
+    command = {"vitest": ["vitest", "run"], "node": ["node", "--test"], "karma": ["karma", "start"],
+               "playwright": ["playwright", "test"]}.get(chosen, [chosen])
+    spec = NodeTestRunner(runner=chosen, command=command, report_format=_FORMATS[chosen],
+                          sources=[source], notes=notes)
+    spec.build_steps = _build_steps(expand(scripts, "pretest"), scripts)
+    return _complete(spec, package, files, read)
+
+
+def _from_files(package: dict[str, Any], files: Sequence[str]) -> tuple[RunnerName | None, str]:
+    for runner, pattern in _CONFIGS:
+        for path in files:
+            if pattern.fullmatch(path):
+                return runner, path
+    for key, runner in _PACKAGE_KEYS.items():
+        if isinstance(package.get(key), dict):
+            return runner, f"package.json {key}"
+    dependencies = _dependencies(package)
+    for dependency, runner in _DEPENDENCIES:
+        if dependency in dependencies:
+            return runner, f"dependency {dependency}"
+    return None, ""
+
+
+def _dependencies(package: dict[str, Any]) -> set[str]:
+    names: set[str] = set()
+    for key in ("devDependencies", "dependencies", "peerDependencies", "optionalDependencies"):
+        if isinstance(package.get(key), dict):
+            names |= set(package[key])
+    return names
+
+
+def _build_steps(before: Sequence[Invocation], scripts: dict[str, Any]) -> list[str]:
+    steps = [invocation.text for invocation in before
+             if posixpath.basename(invocation.command) not in _CHECKS]
+    prepare = expand(scripts, "prepare")
+    if any(_BUILDS.match(posixpath.basename(step.command)) for step in prepare) and \
+            "npm run prepare" not in steps:
+        steps.insert(0, "npm run prepare")
+    return list(dict.fromkeys(steps))
+
+
+def _complete(spec: NodeTestRunner, package: dict[str, Any], files: Sequence[str],
+              read: Callable[[str], str | None] | None) -> NodeTestRunner:
+    dependencies = _dependencies(package)
+    spec.typescript = "typescript" in dependencies or "tsconfig.json" in files
+    if spec.typescript:
+        _typescript_build(spec, package, files, read)
+    if spec.runner in {"tape", "node"}:
+        spec.test_files = select_files(spec.runner, spec.args, files)
+        if not spec.test_files:
+            spec.notes.append("no test file matches the runner's patterns")
+    if spec.command[0] in {"react-scripts", "craco", "rescripts", "react-app-rewired"}:
+        spec.env.setdefault("CI", "true")
+    browser = spec.runner in BROWSER_RUNNERS or (
+        spec.runner == "vitest" and "@vitest/browser" in dependencies)
+    if browser:
+        _browser(spec)
+    return spec
+
+
+def _typescript_build(spec: NodeTestRunner, package: dict[str, Any], files: Sequence[str],
+                      read: Callable[[str], str | None] | None) -> None:
+    """Add the TypeScript compilation when the tests run compiled output and nothing builds it."""
+    if any(re.search(r"\btsc\b|\bbuild\b", step) for step in spec.build_steps):
+        return
+    config = _tsconfig(read) if read else {}
+    out_dir = str(config.get("compilerOptions", {}).get("outDir", "") or "").strip("./")
+    if not out_dir:
+        return
+    targets = positionals(spec.runner, spec.args)
+    if not any(target.removeprefix("./").startswith(out_dir + "/") or
+               target.removeprefix("./") == out_dir for target in targets):
+        return
+    scripts = package.get("scripts") or {}
+    step = "npm run build" if isinstance(scripts, dict) and "build" in scripts else \
+        "tsc -p tsconfig.json"
+    spec.build_steps.append(step)
+    spec.notes.append(f"the tests run the TypeScript output in {out_dir}/: `{step}` first")
+
+
+def _tsconfig(read: Callable[[str], str | None]) -> dict[str, Any]:
+    text = read("tsconfig.json")
+    if not text:
+        return {}
+    # tsconfig.json allows comments and trailing commas
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.DOTALL)
+    text = re.sub(r",(\s*[}\]])", r"\1", text)
+    try:
+        loaded = json.loads(text)
+    except ValueError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def select_files(runner: str, args: Sequence[str], files: Sequence[str]) -> list[str]:
+    """The test files a runner started with `args` runs (tape's globs, node --test's paths and
+    default patterns), among `files`."""
+    targets = [target.removeprefix("./") for target in positionals(runner, args)]
+    if not targets and runner == "node":
+        targets = list(_NODE_DEFAULTS)
+    candidates = [path for path in files
+                  if path.endswith(_SCRIPT_EXTENSIONS) and "node_modules/" not in path]
+    return sorted(path for path in candidates
+                  if any(glob_matches(target, path) for target in targets))
+
+
+def _browser(spec: NodeTestRunner) -> None:
+    spec.browser = True
+    spec.apt_packages = [CHROMIUM_PACKAGE]
+    if spec.runner == "karma":
+        spec.browser_env = {"CHROME_BIN": CHROMIUM_BINARY}
+        spec.notes.append("karma runs in Debian's headless Chromium (CHROME_BIN); as root Chromium "
+                          "also needs --no-sandbox, which only a custom launcher in the karma "
+                          "config can pass")
+    elif spec.runner == "web-test-runner":
+        spec.browser_env = {"CHROME_PATH": CHROMIUM_BINARY}
+        spec.notes.append("web-test-runner's Chrome launcher uses Debian's Chromium (CHROME_PATH)")
+    else:
+        spec.browser_runnable = False
+        spec.notes.append(f"{spec.runner} launches browser builds of its own, downloaded from "
+                          "hosts other than the package registries: not runnable here")
