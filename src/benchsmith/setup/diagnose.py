@@ -44,6 +44,11 @@ _MISSING_MODULE = re.compile(
 _FAILED_BUILD = re.compile(r"Failed to (?:download and )?build `([^`@ =]+)(?:==[^`]*)?(?: @ (file://[^`]+))?")
 # A package versioned by setuptools_scm, built without isolation where setuptools_scm is absent:
 # setuptools ignores `use_scm_version` and the version comes out as 0.0.0.
+# uv on the project's own build: "Call to `setuptools.build_meta.get_requires_for_build_editable`
+# failed", under "The build backend returned an error" (no "Failed to build" line)
+_OWN_BUILD_HOOK = re.compile(r"Call to `[\w.:]+\.(?:get_requires_for_build|prepare_metadata_for_build|"
+                             r"build)_(?:wheel|editable|sdist)` failed")
+_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<path>/[^"]+\.py)", line \d+, in <module>$', re.MULTILINE)
 _SCM_VERSION_MISSING = re.compile(r"metadata version `0\.0\.0` does not match given version")
 _PY_SPEC = re.compile(
     r"(?:current|requested) Python version \(([\d.]+)\) does not satisfy Python([<>=!~][^ ,]*(?:,[<>=!~][^ ,]*)*)"
@@ -107,6 +112,14 @@ def _line_with(text: str, match: re.Match[str]) -> str:
     return text[start: end if end != -1 else None].strip()
 
 
+def _own_modules_imported(out: str) -> list[str]:
+    """The checkout's modules a failed build hook's traceback went through (never the build
+    environment's): the package setup.py imported, as paths relative to where it was found."""
+    paths = [frame["path"] for frame in _TRACEBACK_FRAME.finditer(out)
+             if "site-packages" not in frame["path"] and "/lib/python" not in frame["path"]]
+    return list(dict.fromkeys("/".join(path.split("/")[-2:]) for path in paths))
+
+
 def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnosis:
     """Why an install command failed."""
     out = result.output
@@ -166,18 +179,25 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                          evidence=_line_with(out, unsat))
     if system := _system_packages(out):
         return system
-    if build := _FAILED_BUILD.search(out):
-        name, own = build.group(1), bool(build.group(2))
+    build = _FAILED_BUILD.search(out)
+    if build or _OWN_BUILD_HOOK.search(out):
+        # without "Failed to build `x`", a build hook's failure is the project's own build
+        name, own = (build.group(1), bool(build.group(2))) if build else (project_packages[0], True)
         modules = [m.split(".")[0] for m in _MISSING_MODULE.findall(out)]
         if "invalid command 'bdist_wheel'" in out:
             modules.append("wheel")
         if _SCM_VERSION_MISSING.search(out):
             modules.append("setuptools_scm")
         if modules:
+            facts = {"modules": list(dict.fromkeys(modules)), "package": [name]}
+            reason = f"building {name} needs {', '.join(facts['modules'])}"
+            if own and (imported := _own_modules_imported(out)):
+                # setup.py imports its own package (for __version__), and with it the
+                # package's run-time dependencies, before anything is installed
+                facts["own_import"] = imported
+                reason += f" (setup.py imports {imported[0]}, which imports them)"
             return Diagnosis(category="installation", kind="build_dependency_missing",
-                             reason=f"building {name} needs {', '.join(dict.fromkeys(modules))}",
-                             facts={"modules": list(dict.fromkeys(modules)), "package": [name]},
-                             evidence=_tail(out))
+                             reason=reason, facts=facts, evidence=_tail(out))
         if header := _HEADER.search(out):
             if header.group(1) == "Python.h":
                 reason = "Python headers are missing (python3-dev)"

@@ -14,6 +14,7 @@ from benchsmith.core import Diagnosis, DiagnosisKind, ExecResult, Plan
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.build_repairs import (
     repair_build_dependency,
+    repair_declared_requirements,
     repair_editable,
     repair_pure_python,
     repair_release_files,
@@ -328,7 +329,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "pytest_internal_error": [repair_python],
     "missing_modules": [repair_modules],
     "missing_programs": [repair_programs],
-    "build_dependency_missing": [repair_build_dependency],
+    "build_dependency_missing": [repair_declared_requirements, repair_build_dependency],
     "no_pep660": [repair_editable],
     "build_needs_network": [repair_release_files],
     "project_build_failed": [repair_pure_python, repair_release_files],
