@@ -91,3 +91,64 @@ def test_a_setup_py_that_imports_its_own_package_gets_its_requirements_first(
     assert record.install[0].split()[-4:] == ["python-dateutil", "setuptools", "six", "wheel"]
     assert "--no-build-isolation" in record.install[1]
     assert record.sources["build_requirements"] == ["setup.py"]
+
+
+NOTES_PYPROJECT = """
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "notes"
+version = "0.1.0"
+requires-python = ">=3.8"
+
+[project.optional-dependencies]
+test = ["pytest"]
+render = ["Markdown<3", "six"]
+"""
+# Markdown 3 dropped positional extension arguments; the extra pins the 2.x API the code uses.
+NOTES_RENDER = """
+import markdown
+
+
+def render(text):
+    return markdown.markdown(text, ["markdown.extensions.extra"])
+"""
+NOTES_TESTS = """
+from notes.render import render
+
+
+def test_emphasis():
+    assert render("*a*") == "<p><em>a</em></p>"
+
+
+def test_table():
+    assert "<table>" in render("a | b\\n--- | ---\\n1 | 2")
+"""
+
+
+def test_an_import_one_of_the_projects_extras_provides_names_that_extra() -> None:
+    from benchsmith.setup.extra_imports import extra_for_import
+
+    extras = {"test": ["pytest"], "docs": ["Markdown"], "yaml": ["PyYAML>=5"],
+              "render": ["Markdown<3"], "lev": ["python-Levenshtein"]}
+    assert extra_for_import("markdown.extensions", extras, []) == ("render", "Markdown<3")
+    assert extra_for_import("yaml", extras, []) == ("yaml", "PyYAML>=5")
+    assert extra_for_import("Levenshtein", extras, []) == ("lev", "python-Levenshtein")
+    assert extra_for_import("yaml", extras, ["yaml"]) is None
+    assert extra_for_import("requests", extras, []) is None
+
+
+@pytest.mark.slow
+def test_a_module_of_an_optional_extra_installs_the_extra(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("notes", {"pyproject.toml": NOTES_PYPROJECT, "src/notes/__init__.py": "",
+                               "src/notes/render.py": NOTES_RENDER,
+                               "tests/test_render.py": NOTES_TESTS})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert len(record.iterations) == 2 and record.tests.PASSED == 2
+    assert record.iterations[0].repair == "install the extra render (it provides markdown)"
+    assert record.plan is not None and record.plan.extras == ["test", "render"]
+    assert "test imports" in record.sources["extras"]
+    assert any("Markdown<3" in note for note in record.plan.notes)
