@@ -152,3 +152,92 @@ def test_a_module_of_an_optional_extra_installs_the_extra(make_repo, tmp_path: P
     assert record.plan is not None and record.plan.extras == ["test", "render"]
     assert "test imports" in record.sources["extras"]
     assert any("Markdown<3" in note for note in record.plan.notes)
+
+
+def _calc_files(extra: dict[str, str], passing: int = 20) -> dict[str, str]:
+    tests = "".join(f"\n\ndef test_add_{n}():\n    assert add({n}, 1) == {n + 1}\n" for n in range(passing))
+    return {"pyproject.toml": CALC_PYPROJECT, "src/calc/__init__.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_add.py": "from calc import add\n" + tests, **extra}
+
+
+CALC_PYPROJECT = """
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "calc"
+version = "0.1.0"
+requires-python = ">=3.8"
+
+[project.optional-dependencies]
+test = ["pytest"]
+"""
+
+
+@pytest.mark.slow
+def test_a_test_module_that_does_not_import_behind_a_pass_rate_is_recorded_and_repaired(
+        make_repo, tmp_path: Path) -> None:
+    # 20 of 21 results pass with the module's collection error counted: above the threshold
+    repo = make_repo("hidden", _calc_files({
+        "pytest.ini": "[pytest]\naddopts = --continue-on-collection-errors\n",
+        "tests/test_dates.py": "from dateutil import parser\n\n\ndef test_parse():\n"
+                               "    assert parser.parse('2020-01-02').month == 1\n"}))
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    first, second = record.iterations
+    assert first.validated and first.collection_errors == [
+        "tests/test_dates.py: ModuleNotFoundError: No module named 'dateutil'"]
+    assert first.repair is not None and "python-dateutil" in first.repair
+    assert second.origin == "collection errors" and second.collection_errors == []
+    assert record.tests.PASSED == 21 and record.collection_errors == []
+
+
+def test_a_collection_error_names_the_module_and_its_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from benchsmith.core import ExecResult
+    from benchsmith.setup.diagnose import diagnose_tests
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    (tmp_path / "tests" / "test_names.py").write_text("from os import no_such_name\n")
+    (tmp_path / "tests" / "test_broken.py").write_text("def f(:\n    pass\n")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-rap", "-v", "-p", "no:cacheprovider"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    diagnosis = diagnose_tests(ExecResult(command="pytest", returncode=run.returncode,
+                                          output=run.stdout + run.stderr), [], "pytest")
+    assert diagnosis.kind == "collection_errors"
+    assert "tests/test_broken.py: SyntaxError" in diagnosis.reason
+    assert "an error in the project itself, at tests/test_broken.py" in diagnosis.reason
+    assert any(e.startswith("tests/test_names.py: ImportError: cannot import name 'no_such_name'")
+               for e in diagnosis.facts["errors"])
+
+
+TZ_TESTS = """
+import time
+
+
+def test_epoch_in_local_time():
+    assert time.localtime(0).tm_hour == 1
+"""
+
+
+@pytest.mark.slow
+def test_a_suite_just_under_the_threshold_groups_its_failures_and_gets_its_time_zone(
+        make_repo, tmp_path: Path) -> None:
+    # 15 of 16 pass (93.8%); the tox environment's time zone decides the last one
+    files = _calc_files({"tests/test_clock.py": TZ_TESTS,
+                         "tox.ini": "[testenv]\nextras = test\nsetenv =\n    TZ = Europe/Berlin\n"
+                                    "commands = pytest tests\n"}, passing=15)
+    record = engine(tmp_path).setup(str(make_repo("clock", files).path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    first = record.iterations[0]
+    assert first.diagnosis is not None and first.diagnosis.kind == "test_environment"
+    assert first.diagnosis.facts["failure_groups"] == [
+        "1 x AssertionError: assert <n> == <n> (e.g. tests/test_clock.py::test_epoch_in_local_time)"]
+    assert "failing tests by error: 1 x AssertionError" in first.diagnosis.reason
+    assert first.repair == "run the tests in time zone Europe/Berlin, as tox.ini does"
+    assert record.plan is not None and record.plan.env["TZ"] == "Europe/Berlin"
+    assert "TZ=Europe/Berlin" in record.test[0] and record.pass_rate == 1.0

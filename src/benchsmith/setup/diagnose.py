@@ -7,7 +7,9 @@ import re
 from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.harness.testrun import MAX_HUNG
 from benchsmith.parsing import pytest_rootdir, running_test, service_failures
+from benchsmith.parsing.failure_groups import collection_errors, failure_groups
 from benchsmith.setup.system_packages import debian_packages_for, missing_tools
+from benchsmith.setup.test_environment import environment_causes
 
 _NETWORK = re.compile(
     r"(dns error|failed to lookup address|Connection refused|tcp connect error|"
@@ -280,10 +282,17 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
                if m.split(".")[0] not in local_names or m.split(".")[0] in project_packages]
     if not modules and (interrupted := _COLLECTION_INTERRUPTED.search(out)):
         files = list(dict.fromkeys(_COLLECTING.findall(out)))
+        errors = collection_errors(out)
+        first = (f"{errors[0].path}: {errors[0].error}" if errors
+                 else files[0] if files else "unknown")
+        broken = [e.location for e in errors if e.location and "site-packages" not in e.location]
+        if broken:  # the project's own code does not parse or import: no install repairs that
+            first += f" (an error in the project itself, at {broken[0]})"
         return Diagnosis(category="testing", kind="collection_errors",
                          reason=f"{interrupted.group(1)} test files fail to import and stop the run "
-                                f"(e.g. {files[0] if files else 'unknown'})",
-                         facts={"files": files}, evidence=_tail(out))
+                                f"(e.g. {first})",
+                         facts={"files": files, "errors": [f"{e.path}: {e.error}" for e in errors]},
+                         evidence=_tail(out))
     if modules:
         own = [m for m in modules if m.split(".")[0] in project_packages]
         if own and len(own) == len(modules):
@@ -334,8 +343,17 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="python", kind="pytest_internal_error",
                          reason="pytest crashed (often a pytest too old for this Python)",
                          evidence=_tail(out))
+    groups = failure_groups(out) if runner == "pytest" else []
+    listed = [f"{g.count} x {g.error} (e.g. {g.example})" for g in groups]
+    shown = f"; failing tests by error: {'; '.join(listed[:3])}" if listed else ""
+    if causes := environment_causes(groups):
+        return Diagnosis(category="testing", kind="test_environment",
+                         reason=f"tests fail for a cause of their environment: "
+                                f"{', '.join(k for k in causes if k != 'warning_kinds')}{shown}",
+                         facts={**causes, "failure_groups": listed}, evidence=_tail(out))
     return Diagnosis(category="undecidable", kind="tests_failing",
-                     reason="too many tests fail and no rule explains why", evidence=_tail(out))
+                     reason="too many tests fail and no rule explains why" + shown,
+                     facts={"failure_groups": listed} if listed else {}, evidence=_tail(out))
 
 
 def _steps_asked_for(out: str) -> tuple[list[str], list[str]]:

@@ -47,6 +47,7 @@ from benchsmith.setup.system_repairs import (
     repair_services,
     repair_system_packages,
 )
+from benchsmith.setup.test_environment import repair_test_environment
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
 
@@ -359,6 +360,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "project_not_importable": [repair_importable],
     # Last resort when nothing explains the failures: code often predates the newest Python.
     "tests_failing": [repair_python_if_tests_ran],
+    "test_environment": [repair_test_environment, repair_python_if_tests_ran],
 }
 
 
