@@ -241,3 +241,33 @@ def test_a_suite_just_under_the_threshold_groups_its_failures_and_gets_its_time_
     assert first.repair == "run the tests in time zone Europe/Berlin, as tox.ini does"
     assert record.plan is not None and record.plan.env["TZ"] == "Europe/Berlin"
     assert "TZ=Europe/Berlin" in record.test[0] and record.pass_rate == 1.0
+
+
+def test_environmental_causes_of_failure_groups_are_repaired_as_general_rules(tmp_path: Path) -> None:
+    from benchsmith.core import Diagnosis, Plan
+    from benchsmith.parsing.failure_groups import FailureGroup
+    from benchsmith.setup.context_model import RepoContext
+    from benchsmith.setup.test_environment import environment_causes, repair_test_environment
+
+    groups = [FailureGroup(error="UnicodeEncodeError: 'ascii' codec can't encode character '<char>'",
+                           count=3, example="tests/test_io.py::test_write"),
+              FailureGroup(error="ZoneInfoNotFoundError: 'No time zone found with key Europe/Paris'",
+                           count=2, example="tests/test_when.py::test_paris"),
+              FailureGroup(error="DeprecationWarning: pkg_resources is deprecated as an API",
+                           count=1, example="tests/test_meta.py::test_version")]
+    causes = environment_causes(groups)
+    assert list(causes) == ["locale", "unknown_zone", "warnings", "warning_kinds"]
+    plan = Plan(python="3.11", exclude_newer="2023-06-01T00:00:00Z",
+                exclude_newer_packages={"setuptools": "2024-01-01T00:00:00Z"})
+    diagnosis = Diagnosis(category="testing", kind="test_environment", reason="", facts=causes)
+    what = repair_test_environment(plan, diagnosis, RepoContext(repo_root=str(tmp_path)))
+    assert what is not None and "UTF-8 locale" in what and "tzdata" in what
+    assert "pin setuptools back to the date" in what and plan.exclude_newer_packages == {}
+    assert plan.env["LC_ALL"] == "C.UTF-8" and plan.packages == ["tzdata"]
+    # a warning no relaxed pin explains stays a warning; the same repair twice changes nothing
+    plain = Plan(python="3.11", exclude_newer="2023-06-01T00:00:00Z")
+    warned = Diagnosis(category="testing", kind="test_environment", reason="",
+                       facts=environment_causes(groups[2:]))
+    assert repair_test_environment(plain, warned, RepoContext()) is not None
+    assert plain.test_args == ["-W", "ignore::DeprecationWarning"]
+    assert repair_test_environment(plain, warned, RepoContext()) is None

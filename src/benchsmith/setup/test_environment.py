@@ -11,6 +11,7 @@ from packaging.utils import canonicalize_name
 from benchsmith.core import Diagnosis, Plan
 from benchsmith.parsing.failure_groups import FailureGroup
 from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.knowledge.imports import IMPORT_TO_DISTRIBUTION
 
 _LOCALE = re.compile(r"^(?:UnicodeEncodeError|UnicodeDecodeError): '(?:ascii|latin-1|charmap)' codec|"
                      r"^(?:locale\.)?Error: unsupported locale setting|Python was configured to use "
@@ -37,6 +38,14 @@ def project_time_zone(root: Path) -> tuple[str, str] | None:
                 if match["zone"].upper() not in ("UTC", "GMT", "ETC/UTC"):
                     return match["zone"], str(path.relative_to(root))
     return None
+
+
+def _import_names(distribution: str) -> set[str]:
+    """The names a warning may call `distribution` by: its own, and its modules' (the table)."""
+    wanted = canonicalize_name(distribution)
+    return {distribution, wanted.replace("-", "_")} | {
+        module.split(".")[0] for module, dist in IMPORT_TO_DISTRIBUTION.items()
+        if canonicalize_name(dist) == wanted}
 
 
 def environment_causes(groups: list[FailureGroup]) -> dict[str, list[str]]:
@@ -77,8 +86,8 @@ def repair_test_environment(plan: Plan, diagnosis: Diagnosis, context: RepoConte
         actions.append(f"run the tests in time zone {zone[0]}, as {zone[1]} does")
     warnings = "\n".join(facts.get("warnings", []))
     relaxed = [name for name in plan.exclude_newer_packages
-               if re.search(rf"\b{re.escape(name)}\b", warnings.replace("_", "-"), re.IGNORECASE)
-               or canonicalize_name(name).replace("-", "_") in warnings]
+               if any(re.search(rf"\b{re.escape(n)}\b", warnings, re.IGNORECASE)
+                      for n in _import_names(name))]
     if relaxed:
         for name in relaxed:
             del plan.exclude_newer_packages[name]
