@@ -100,7 +100,7 @@ DiagnosisKind = Literal[
     "prepare_step", "project_build_failed", "project_not_importable", "pytest_internal_error",
     "python_incompatible", "python_unavailable", "removed_api", "stalled",
     "syntax_error_in_dependency",
-    "system_packages", "tests_failing", "timeout", "unknown_options", "unsatisfiable",
+    "system_packages", "test_environment", "tests_failing", "timeout", "unknown_options", "unsatisfiable",
     "warnings_as_errors", "yanked",
 ]
 _KIND_ALIASES = {"system_package": "system_packages"}  # written by benchsmith 0.1.0 records

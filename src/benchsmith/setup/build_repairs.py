@@ -32,6 +32,31 @@ def repair_build_dependency(plan: Plan, diagnosis: Diagnosis, context: RepoConte
     return f"build without isolation after installing {', '.join(fresh)}"
 
 
+def repair_declared_requirements(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """setup.py imports the project's own package (for its version), and with it the package's
+    dependencies, before anything is installed: install what the project declares it needs
+    (read statically) first, then build the project without isolation, where the build sees it."""
+    if not diagnosis.facts.get("own_import") or not context.install_requires:
+        return None
+    have = {requirement_key(r) for r in plan.build_requirements}
+    declared = [h.value for h in context.install_requires]
+    fresh = [r for r in dict.fromkeys(["setuptools", "wheel", *declared,
+                                       *(r for r in context.build_requires if r)])
+             if requirement_key(r) not in have]
+    if not any(requirement_key(r) not in ("setuptools", "wheel") for r in fresh):
+        return None
+    plan.build_requirements += fresh
+    plan.build_isolation = False
+    sources = sorted({h.source for h in context.install_requires})
+    plan.sources.setdefault("build_requirements", []).extend(
+        s for s in sources if s not in plan.sources.get("build_requirements", []))
+    plan.notes.append(f"setup.py imports {diagnosis.facts['own_import'][0]}: the requirements "
+                      f"declared in {', '.join(sources)} are installed before the project")
+    return (f"setup.py imports {diagnosis.facts['own_import'][0]}, which needs "
+            f"{', '.join(diagnosis.facts.get('modules', []))}: install the requirements declared in "
+            f"{', '.join(sources)} ({', '.join(fresh)}) first, then build without isolation")
+
+
 def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """No PEP 660 hooks at the date: allow a newer build backend; when the project pins an old
     one in its build requirements, build without isolation next to the newer one; at last fall

@@ -27,6 +27,9 @@ class RepoContext(BaseModel):
     project_name: str | None = None
     build_backend: str | None = None
     build_requires: list[str] = Field(default_factory=list)
+    # what the project declares it needs at run time (setup.py / setup.cfg install_requires,
+    # the requirement files setup.py reads), read without running anything
+    install_requires: list[Hint] = Field(default_factory=list)
     requires_python: list[Hint] = Field(default_factory=list)  # specifier strings
     classifier_pythons: list[str] = Field(default_factory=list)  # "3.8", ...
     matrix_pythons: list[Hint] = Field(default_factory=list)  # from CI / tox / nox

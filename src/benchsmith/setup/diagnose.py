@@ -7,7 +7,9 @@ import re
 from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.harness.testrun import MAX_HUNG
 from benchsmith.parsing import pytest_rootdir, running_test, service_failures
+from benchsmith.parsing.failure_groups import collection_errors, failure_groups
 from benchsmith.setup.system_packages import debian_packages_for, missing_tools
+from benchsmith.setup.test_environment import environment_causes
 
 _NETWORK = re.compile(
     r"(dns error|failed to lookup address|Connection refused|tcp connect error|"
@@ -44,6 +46,11 @@ _MISSING_MODULE = re.compile(
 _FAILED_BUILD = re.compile(r"Failed to (?:download and )?build `([^`@ =]+)(?:==[^`]*)?(?: @ (file://[^`]+))?")
 # A package versioned by setuptools_scm, built without isolation where setuptools_scm is absent:
 # setuptools ignores `use_scm_version` and the version comes out as 0.0.0.
+# uv on the project's own build: "Call to `setuptools.build_meta.get_requires_for_build_editable`
+# failed", under "The build backend returned an error" (no "Failed to build" line)
+_OWN_BUILD_HOOK = re.compile(r"Call to `[\w.:]+\.(?:get_requires_for_build|prepare_metadata_for_build|"
+                             r"build)_(?:wheel|editable|sdist)` failed")
+_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<path>/[^"]+\.py)", line \d+, in <module>$', re.MULTILINE)
 _SCM_VERSION_MISSING = re.compile(r"metadata version `0\.0\.0` does not match given version")
 _PY_SPEC = re.compile(
     r"(?:current|requested) Python version \(([\d.]+)\) does not satisfy Python([<>=!~][^ ,]*(?:,[<>=!~][^ ,]*)*)"
@@ -107,6 +114,14 @@ def _line_with(text: str, match: re.Match[str]) -> str:
     return text[start: end if end != -1 else None].strip()
 
 
+def _own_modules_imported(out: str) -> list[str]:
+    """The checkout's modules a failed build hook's traceback went through (never the build
+    environment's): the package setup.py imported, as paths relative to where it was found."""
+    paths = [frame["path"] for frame in _TRACEBACK_FRAME.finditer(out)
+             if "site-packages" not in frame["path"] and "/lib/python" not in frame["path"]]
+    return list(dict.fromkeys("/".join(path.split("/")[-2:]) for path in paths))
+
+
 def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnosis:
     """Why an install command failed."""
     out = result.output
@@ -166,18 +181,25 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                          evidence=_line_with(out, unsat))
     if system := _system_packages(out):
         return system
-    if build := _FAILED_BUILD.search(out):
-        name, own = build.group(1), bool(build.group(2))
+    build = _FAILED_BUILD.search(out)
+    if build or _OWN_BUILD_HOOK.search(out):
+        # without "Failed to build `x`", a build hook's failure is the project's own build
+        name, own = (build.group(1), bool(build.group(2))) if build else (project_packages[0], True)
         modules = [m.split(".")[0] for m in _MISSING_MODULE.findall(out)]
         if "invalid command 'bdist_wheel'" in out:
             modules.append("wheel")
         if _SCM_VERSION_MISSING.search(out):
             modules.append("setuptools_scm")
         if modules:
+            facts = {"modules": list(dict.fromkeys(modules)), "package": [name]}
+            reason = f"building {name} needs {', '.join(facts['modules'])}"
+            if own and (imported := _own_modules_imported(out)):
+                # setup.py imports its own package (for __version__), and with it the
+                # package's run-time dependencies, before anything is installed
+                facts["own_import"] = imported
+                reason += f" (setup.py imports {imported[0]}, which imports them)"
             return Diagnosis(category="installation", kind="build_dependency_missing",
-                             reason=f"building {name} needs {', '.join(dict.fromkeys(modules))}",
-                             facts={"modules": list(dict.fromkeys(modules)), "package": [name]},
-                             evidence=_tail(out))
+                             reason=reason, facts=facts, evidence=_tail(out))
         if header := _HEADER.search(out):
             if header.group(1) == "Python.h":
                 reason = "Python headers are missing (python3-dev)"
@@ -260,10 +282,17 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
                if m.split(".")[0] not in local_names or m.split(".")[0] in project_packages]
     if not modules and (interrupted := _COLLECTION_INTERRUPTED.search(out)):
         files = list(dict.fromkeys(_COLLECTING.findall(out)))
+        errors = collection_errors(out)
+        first = (f"{errors[0].path}: {errors[0].error}" if errors
+                 else files[0] if files else "unknown")
+        broken = [e.location for e in errors if e.location and "site-packages" not in e.location]
+        if broken:  # the project's own code does not parse or import: no install repairs that
+            first += f" (an error in the project itself, at {broken[0]})"
         return Diagnosis(category="testing", kind="collection_errors",
                          reason=f"{interrupted.group(1)} test files fail to import and stop the run "
-                                f"(e.g. {files[0] if files else 'unknown'})",
-                         facts={"files": files}, evidence=_tail(out))
+                                f"(e.g. {first})",
+                         facts={"files": files, "errors": [f"{e.path}: {e.error}" for e in errors]},
+                         evidence=_tail(out))
     if modules:
         own = [m for m in modules if m.split(".")[0] in project_packages]
         if own and len(own) == len(modules):
@@ -314,8 +343,17 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="python", kind="pytest_internal_error",
                          reason="pytest crashed (often a pytest too old for this Python)",
                          evidence=_tail(out))
+    groups = failure_groups(out) if runner == "pytest" else []
+    listed = [f"{g.count} x {g.error} (e.g. {g.example})" for g in groups]
+    shown = f"; failing tests by error: {'; '.join(listed[:3])}" if listed else ""
+    if causes := environment_causes(groups):
+        return Diagnosis(category="testing", kind="test_environment",
+                         reason=f"tests fail for a cause of their environment: "
+                                f"{', '.join(k for k in causes if k != 'warning_kinds')}{shown}",
+                         facts={**causes, "failure_groups": listed}, evidence=_tail(out))
     return Diagnosis(category="undecidable", kind="tests_failing",
-                     reason="too many tests fail and no rule explains why", evidence=_tail(out))
+                     reason="too many tests fail and no rule explains why" + shown,
+                     facts={"failure_groups": listed} if listed else {}, evidence=_tail(out))
 
 
 def _steps_asked_for(out: str) -> tuple[list[str], list[str]]:

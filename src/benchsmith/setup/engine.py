@@ -32,6 +32,7 @@ from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_t
 from benchsmith.sandbox.config import close_all_sandboxes, make_sandbox
 from benchsmith.sandbox.store import environment_name
 from benchsmith.sandbox.tools import scratch_dir
+from benchsmith.setup.after_validation import another_round, note_collection_errors
 from benchsmith.setup.ecosystems import choose_ecosystem, ecosystem_of
 from benchsmith.setup.optional import optional_requirements, skip_reasons
 from benchsmith.setup.options import SetupOptions
@@ -162,9 +163,11 @@ class SetupEngine:
                                               origin, keep, focus)
             record.iterations.append(iteration)
             if iteration.validated:
-                if iteration.optional and round_number <= self.options.max_iterations:
+                more = another_round(plan, iteration, context, self.repairer)
+                if more and round_number <= self.options.max_iterations:
                     plan, counts, iteration = self._with_optional(
-                        record, plan, counts, iteration, checkout, context, host_repo, keep, focus)
+                        record, plan, counts, iteration, more, checkout, context, host_repo, keep,
+                        focus)
                 self._accept(record, checkout, plan, counts, iteration)
                 return record
             diagnosis = iteration.diagnosis
@@ -222,22 +225,16 @@ class SetupEngine:
         return record
 
     def _with_optional(self, record: SetupRecord, plan: Plan, counts: TestCounts,
-                       validated: Iteration, checkout: Checkout, context: Any,
-                       host_repo: Path, keep: Callable[[Sandbox], None] | None,
+                       validated: Iteration, more: tuple[Plan, str, str], checkout: Checkout,
+                       context: Any, host_repo: Path, keep: Callable[[Sandbox], None] | None,
                        focus: list[str] | None) -> tuple[Plan, TestCounts, Iteration]:
-        """One more round with the optional requirements the validated round's tests were
-        skipped without; kept only when it validates with more tests passing."""
-        trial = plan.model_copy(deep=True)
-        trial.packages += validated.optional
-        trial.sources.setdefault("packages", []).append("skip reasons")
-        trial.notes.append("optional requirements the tests skip without: "
-                           + ", ".join(validated.optional))
-        validated.repair = (f"tests skip without {', '.join(validated.optional)} "
-                            "(the project's extras): one round with them")
+        """One more round with what the validated round lacked (`more`, from
+        :func:`another_round`); kept only when it validates with more tests passing."""
+        trial, validated.repair, origin = more
         self.progress(f"  {validated.repair}")
         mine: list[Sandbox] = []
         iteration, trial_counts = self._attempt(trial, checkout, context, host_repo,
-                                                validated.round + 1, "optional", mine.append,
+                                                validated.round + 1, origin, mine.append,
                                                 focus, snapshot=False)
         record.iterations.append(iteration)
         better = iteration.validated and trial_counts.PASSED > counts.PASSED
@@ -333,6 +330,8 @@ class SetupEngine:
             iteration.pass_rate = pass_rate(counts)
             rate = iteration.pass_rate
             iteration.validated = rate is not None and rate >= self.options.threshold
+            if plan.runner == "pytest":
+                note_collection_errors(iteration, [r.output for r in outputs])
             if iteration.validated and focus and origin != "optional":
                 iteration.optional = optional_requirements(
                     skip_reasons([r.output for r in outputs]), context.extras, plan)

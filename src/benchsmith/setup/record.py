@@ -44,6 +44,8 @@ class Iteration(BaseModel):
     offline: bool = False  # the tests ran cut off from the network (loopback only)
     # requirements of the project's extras that skip reasons named (see setup/optional.py)
     optional: list[str] = Field(default_factory=list)
+    # test modules pytest could not import ("path: error"), also in a validated round
+    collection_errors: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
 
 
@@ -91,6 +93,9 @@ class SetupRecord(BaseModel):
     network: dict[str, str] = Field(default_factory=dict)  # phase -> the network it had
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out
     missing_files: list[str] = Field(default_factory=list)  # tracked files the source lacks
+    # of the round reported: test modules that did not import, failing tests by error
+    collection_errors: list[str] = Field(default_factory=list)
+    failure_groups: list[str] = Field(default_factory=list)  # "count x error (e.g. test)"
 
     def report(self, plan: Plan, rendered: tuple[list[str], list[str]], iteration: Iteration) -> None:
         """Take the plan (and its rendered commands) and the test bookkeeping of the round
@@ -100,6 +105,9 @@ class SetupRecord(BaseModel):
         self.pass_rate = iteration.pass_rate
         self.hung, self.crashed = list(iteration.hung), list(iteration.crashed)
         self.needs_network = list(iteration.needs_network)
+        self.collection_errors = list(iteration.collection_errors)
+        self.failure_groups = list(iteration.diagnosis.facts.get("failure_groups", [])
+                                   if iteration.diagnosis else [])
 
 
 def test_outcome(counts: TestCounts, rate: float | None,

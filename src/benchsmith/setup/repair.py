@@ -14,6 +14,7 @@ from benchsmith.core import Diagnosis, DiagnosisKind, ExecResult, Plan
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.build_repairs import (
     repair_build_dependency,
+    repair_declared_requirements,
     repair_editable,
     repair_pure_python,
     repair_release_files,
@@ -22,6 +23,7 @@ from benchsmith.setup.build_repairs import (
 from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS, positional_args
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
+from benchsmith.setup.extra_imports import extra_for_import
 from benchsmith.setup.knowledge import (
     ASYNC_TEST_PLUGIN,
     PYTEST_FIXTURE_PLUGINS,
@@ -45,6 +47,7 @@ from benchsmith.setup.system_repairs import (
     repair_services,
     repair_system_packages,
 )
+from benchsmith.setup.test_environment import repair_test_environment
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
 
@@ -91,8 +94,10 @@ def repair_python_if_tests_ran(plan: Plan, diagnosis: Diagnosis, context: RepoCo
 
 
 def repair_modules(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """Missing imports: install the distribution providing each, or change Python for stdlib removals."""
+    """Missing imports: install the project's extra providing each, else the distribution
+    providing it, or change Python for stdlib removals."""
     wanted: list[str] = []
+    chosen: dict[str, str] = {}  # extra -> the module it provides
     for module in diagnosis.facts.get("modules", []):
         top = module.split(".")[0]
         if top in STDLIB_REMOVED:
@@ -103,9 +108,20 @@ def repair_modules(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> st
                     continue
                 older = f"3.{version_key(removed_in)[1] - 1}"
                 return _older_python(plan, older)
-        wanted.append(distribution_for_import(module))
+        found = extra_for_import(module, context.extras, plan.extras + list(chosen))
+        if found and plan.install_project:
+            chosen.setdefault(found[0], module)
+            plan.notes.append(f"the extra {found[0]} ({found[1]}) provides {module}, which the "
+                              "tests import")
+        else:  # the project is not installed: the extra's requirement alone, constraints kept
+            wanted.append(found[1] if found else distribution_for_import(module))
+    if chosen:
+        plan.extras += list(chosen)
+        plan.sources.setdefault("extras", []).append("test imports")
     added = _add_packages(plan, wanted)
-    return f"install {', '.join(added)} (imported by the tests)" if added else None
+    actions = [f"install the extra {extra} (it provides {module})" for extra, module in chosen.items()]
+    actions += [f"install {', '.join(added)} (imported by the tests)"] if added else []
+    return "; ".join(actions) or None
 
 
 def repair_conflicting_extra(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
@@ -328,7 +344,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "pytest_internal_error": [repair_python],
     "missing_modules": [repair_modules],
     "missing_programs": [repair_programs],
-    "build_dependency_missing": [repair_build_dependency],
+    "build_dependency_missing": [repair_declared_requirements, repair_build_dependency],
     "no_pep660": [repair_editable],
     "build_needs_network": [repair_release_files],
     "project_build_failed": [repair_pure_python, repair_release_files],
@@ -344,6 +360,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "project_not_importable": [repair_importable],
     # Last resort when nothing explains the failures: code often predates the newest Python.
     "tests_failing": [repair_python_if_tests_ran],
+    "test_environment": [repair_test_environment, repair_python_if_tests_ran],
 }
 
 

@@ -8,9 +8,11 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from benchsmith.setup.context_model import Hint
 from benchsmith.setup.sources.coerce import as_dict, as_str, as_str_list, ini_lines, ini_list
 from benchsmith.setup.sources.collector import Collector
 from benchsmith.setup.sources.pyast import ModuleValues, parse_python
+from benchsmith.setup.sources.requirements import requirement_lines
 from benchsmith.setup.sources.versions import classifier_pythons
 
 TESTS_REQUIRE = "__tests_require__"
@@ -36,6 +38,24 @@ def _interpolate(section: dict[str, str], value: str, depth: int = 0) -> str:
         return _interpolate(section, section[match.group(1)], depth + 1)
 
     return re.sub(r"%\(([^)]+)\)s", expand, value).replace("%%", "%")
+
+
+def _add_install_requires(c: Collector, requirements: list[str], source: str) -> None:
+    known = {h.value for h in c.ctx.install_requires}
+    c.ctx.install_requires += [Hint(value=r, source=source) for r in dict.fromkeys(requirements)
+                               if r and r not in known]
+
+
+# A requirement file setup.py reads for install_requires: open("requirements.txt"), a Path.
+_READ_FILE = re.compile(r"""["']([\w./-]*requirements[\w./-]*)["']""")
+
+
+def _read_requirement_files(c: Collector, text: str) -> None:
+    for path in dict.fromkeys(p.removeprefix("./") for p in _READ_FILE.findall(text)):
+        content = c.files.text(path)
+        if content is not None:
+            lines = [line for line in requirement_lines(content) if not line.startswith("-")]
+            _add_install_requires(c, lines, path)
 
 
 def _add_extras(c: Collector, extras: dict[str, list[str]], source: str) -> None:
@@ -66,6 +86,8 @@ def read_setup_cfg(c: Collector) -> None:
     if cfg.has_section("options.extras_require"):
         section = dict(cfg["options.extras_require"])
         extras = {k: _cfg_requirements(_interpolate(section, v)) for k, v in section.items()}
+    requires = _cfg_requirements(_interpolate(options, options.get("install_requires", "")))
+    _add_install_requires(c, [r for r in requires if r and not r.startswith("file:")], source)
     if options.get("tests_require", "").strip():
         extras[TESTS_REQUIRE] = _cfg_requirements(options["tests_require"])
     _add_extras(c, extras, source)
@@ -110,6 +132,7 @@ def read_setup_py(c: Collector) -> None:
     call = _setup_call(tree) if tree else None
     if tree is None or call is None:
         _regex_fallback(c, text, source)
+        _read_requirement_files(c, text)
         return
     kwargs = _setup_kwargs(call, ModuleValues(tree))
     c.project_name(kwargs.get("name"), source)
@@ -125,6 +148,13 @@ def read_setup_py(c: Collector) -> None:
             extras[extra] = _cfg_requirements(reqs)
         elif isinstance(reqs, list) and all(isinstance(r, str) for r in reqs):
             extras[extra] = reqs
+    install_requires = kwargs.get("install_requires")
+    if isinstance(install_requires, str):
+        _add_install_requires(c, _cfg_requirements(install_requires), source)
+    elif isinstance(install_requires, list) and all(isinstance(r, str) for r in install_requires):
+        _add_install_requires(c, install_requires, source)
+    else:
+        _read_requirement_files(c, text)
     tests_require = kwargs.get("tests_require")
     if isinstance(tests_require, str):
         extras[TESTS_REQUIRE] = _cfg_requirements(tests_require)
