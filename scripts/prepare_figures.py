@@ -44,11 +44,12 @@ def main(out: Path) -> dict:
         "median_instance_s_environment_reused": _median([v.instance_s for v in prepared]),
         "median_environment_setup_s": _median([v.environment_s for v in prepared]),
         "statuses": summary.statuses,
+        "not_reproduced_by_cause": summary.causes,
         "per_repo": summary.per_repo,
         "gold": {k: gold.get(k) for k in ("evaluated", "resolved", "infrastructure_failures", "errors")},
         "empty": {k: empty.get(k) for k in ("evaluated", "resolved", "empty_patches")},
-        "not_reproduced": {iid: f"{v.status}: {v.reason}"[:300] for iid, v in sorted(verdicts.items())
-                           if v.status != "reproduced"},
+        "not_reproduced": {iid: f"{v.cause}: {v.status}: {v.reason}"[:300]
+                           for iid, v in sorted(verdicts.items()) if v.status != "reproduced"},
     }
 
 
