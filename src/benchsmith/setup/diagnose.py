@@ -42,6 +42,8 @@ _MISSING_MODULE = re.compile(
 )
 # uv: "Failed to build `calc @ file:///...`" (a path), "Failed to download and build `x==1.0`"
 _FAILED_BUILD = re.compile(r"Failed to (?:download and )?build `([^`@ =]+)(?:==[^`]*)?(?: @ (file://[^`]+))?")
+# uv builds the checkout itself without isolation and says only which hook failed.
+_OWN_BACKEND_CALL = re.compile(r"Call to `[\w.:]+\.(?:prepare_metadata_for_)?build_(?:editable|wheel)` failed")
 # A package versioned by setuptools_scm, built without isolation where setuptools_scm is absent:
 # setuptools ignores `use_scm_version` and the version comes out as 0.0.0.
 _SCM_VERSION_MISSING = re.compile(r"metadata version `0\.0\.0` does not match given version")
@@ -166,8 +168,10 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                          evidence=_line_with(out, unsat))
     if system := _system_packages(out):
         return system
-    if build := _FAILED_BUILD.search(out):
-        name, own = build.group(1), bool(build.group(2))
+    build = _FAILED_BUILD.search(out)
+    if build or _OWN_BACKEND_CALL.search(out):
+        name, own = (build.group(1), bool(build.group(2))) if build else (
+            project_packages[0] if project_packages and project_packages[0] else "the project", True)
         modules = [m.split(".")[0] for m in _MISSING_MODULE.findall(out)]
         if "invalid command 'bdist_wheel'" in out:
             modules.append("wheel")

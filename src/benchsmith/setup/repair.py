@@ -14,7 +14,6 @@ from benchsmith.core import Diagnosis, DiagnosisKind, ExecResult, Plan
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.build_repairs import (
     repair_build_dependency,
-    repair_editable,
     repair_pure_python,
     repair_release_files,
     requirement_key,
@@ -22,6 +21,11 @@ from benchsmith.setup.build_repairs import (
 from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS, positional_args
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
+from benchsmith.setup.editable_repairs import (
+    repair_develop,
+    repair_editable,
+    repair_newer_backend_build,
+)
 from benchsmith.setup.knowledge import (
     ASYNC_TEST_PLUGIN,
     PYTEST_FIXTURE_PLUGINS,
@@ -331,7 +335,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "build_dependency_missing": [repair_build_dependency],
     "no_pep660": [repair_editable],
     "build_needs_network": [repair_release_files],
-    "project_build_failed": [repair_pure_python, repair_release_files],
+    "project_build_failed": [repair_pure_python, repair_newer_backend_build, repair_release_files],
     "unsatisfiable": [repair_own_prerelease, repair_own_dependents, repair_conflicting_extra,
                       repair_unsatisfiable],
     "not_in_registry": [repair_not_in_registry],
@@ -341,7 +345,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "missing_path": [repair_paths],
     "no_tests": [repair_no_tests],
     "warnings_as_errors": [repair_warnings, repair_python],
-    "project_not_importable": [repair_importable],
+    "project_not_importable": [repair_develop, repair_importable],
     # Last resort when nothing explains the failures: code often predates the newest Python.
     "tests_failing": [repair_python_if_tests_ran],
 }
