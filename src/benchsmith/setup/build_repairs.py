@@ -61,6 +61,19 @@ def pure_python_switches(root: Path) -> list[str]:
     return names
 
 
+def submodule_sources_missing(diagnosis: Diagnosis, context: RepoContext) -> Diagnosis:
+    """A header the build misses, with a submodule not checked out: the project's own vendored
+    sources are missing (no Debian package has them), so its build failed."""
+    if diagnosis.kind != "system_packages" or not diagnosis.facts.get("headers") \
+            or not context.missing_submodules:
+        return diagnosis
+    return Diagnosis(category="installation", kind="project_build_failed",
+                     reason=f"building the project failed: {diagnosis.facts['headers'][0]} is missing, "
+                            f"and submodule {', '.join(context.missing_submodules)} is not checked out",
+                     facts={"submodules": list(context.missing_submodules)},
+                     evidence=diagnosis.evidence)
+
+
 def repair_pure_python(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """The project's own build failed and its build script has a switch for a pure-Python
     build: set it for the install (the tests then run the Python implementations)."""
@@ -70,7 +83,10 @@ def repair_pure_python(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -
     if not fresh:
         return None
     plan.build_env.update(dict.fromkeys(fresh, "1"))
-    return f"build without C extensions ({', '.join(f'{n}=1' for n in fresh)})"
+    plan.sources.setdefault("build_env", []).append(_BUILD_SCRIPTS[0])
+    why = (f": submodule {', '.join(context.missing_submodules)} (sources it may build from) is not "
+           "checked out" if context.missing_submodules else "")
+    return f"build without C extensions ({', '.join(f'{n}=1' for n in fresh)}){why}"
 
 
 def repair_release_files(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:

@@ -17,6 +17,7 @@ from benchsmith.setup.build_repairs import (
     repair_pure_python,
     repair_release_files,
     requirement_key,
+    submodule_sources_missing,
 )
 from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS, positional_args
 from benchsmith.setup.context_model import RepoContext
@@ -364,7 +365,8 @@ class RuleRepairer:
         """Classify the failure of an install or test command."""
         packages = context.top_level_packages
         if phase == "install":
-            return diagnose_install(failed, [context.project_name or ""] + packages)
+            return submodule_sources_missing(
+                diagnose_install(failed, [context.project_name or ""] + packages), context)
         local = frozenset(Path(name).stem for name in context.root_dirs + context.root_files)
         return diagnose_tests(failed, packages, plan.runner, local)
 
