@@ -179,3 +179,41 @@ def test_assets_a_build_step_downloads_come_from_the_release_archive(make_repo, 
     assert "/files/themed-1.0.0.tar.gz" in index
     kinds = [r.diagnosis.kind for r in record.iterations if r.diagnosis]
     assert kinds[0] == "build_needs_network", kinds
+
+
+# The C extension is built from a library vendored as a submodule that the mirror lacks; the
+# build script documents a switch for the pure-Python package.
+VENDORED_SETUP = """
+import os
+from setuptools import Extension, setup
+
+if os.environ.get("DISABLE_QUICKCSV_EXTENSION"):
+    ext = []
+else:
+    ext = [Extension("quickcsv._parse", ["quickcsv/_parse.c", "vendor/libcsv/libcsv.c"],
+                     include_dirs=["vendor/libcsv"])]
+setup(ext_modules=ext)
+"""
+
+
+def test_a_c_extension_from_a_missing_submodule_builds_the_pure_python_package(
+        make_repo, tmp_path: Path) -> None:
+    repo = make_repo("quickcsv", {
+        "pyproject.toml": PYPROJECT.format(name="quickcsv"), "setup.py": VENDORED_SETUP,
+        ".gitmodules": '[submodule "libcsv"]\n\tpath = vendor/libcsv\n'
+                       "\turl = https://git.example.invalid/libcsv.git\n",
+        "quickcsv/__init__.py": ("try:\n    from quickcsv._parse import split\nexcept ImportError:\n"
+                                 "    def split(line):\n        return line.split(',')\n"),
+        "quickcsv/_parse.c": '#include "libcsv.h"\n',
+        "tests/test_split.py": "from quickcsv import split\n\n\ndef test_split():\n"
+                               "    assert split('a,b') == ['a', 'b']\n",
+    })
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert record.missing_submodules == ["vendor/libcsv"]  # still named as the input's gap
+    assert record.plan.build_env == {"DISABLE_QUICKCSV_EXTENSION": "1"}
+    assert record.plan.sources["build_env"] == ["setup.py"]
+    repairs = [i.repair for i in record.iterations if i.repair]
+    assert repairs == ["build without C extensions (DISABLE_QUICKCSV_EXTENSION=1): submodule "
+                       "vendor/libcsv (sources it may build from) is not checked out"], repairs
+    assert record.tests.PASSED == 1

@@ -151,6 +151,10 @@ class Plan(BaseModel):
     exclude_newer: str  # RFC 3339 timestamp for uv --exclude-newer
     install_project: bool = True
     editable: bool = True
+    # the legacy `setup.py develop` (dependencies from the project's metadata through uv, the
+    # project linked in place, C extensions built next to their sources): for build backends
+    # of a date without PEP 660 editable hooks
+    develop: bool = False
     extras: list[str] = Field(default_factory=list)
     requirement_files: list[str] = Field(default_factory=list)
     groups: list[str] = Field(default_factory=list)

@@ -27,6 +27,10 @@ PYTEST_VALUE_OPTIONS = {
 }
 
 
+# The legacy in-place install; its dependencies come from the pinned resolution before it.
+DEVELOP = ["python", "setup.py", "develop", "--no-deps"]
+
+
 def uses_pip(python: str) -> bool:
     """Environments of this Python are installed with pip (uv installs into 3.x only); the
     date pin then comes from the index the install environment names (`install_env`)."""
@@ -72,13 +76,15 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
         commands.append(release_files_command(plan.release_files))
     base = _env_words(plan.build_env) + _installer(plan)
     pip = uses_pip(plan.python)
-    if not plan.build_isolation and plan.build_requirements:
+    if (not plan.build_isolation or plan.develop) and plan.build_requirements:
         commands.append(_join(base + sorted(set(plan.build_requirements))))
     flags = ([] if plan.build_isolation else ["--no-build-isolation"]) + (
         (["--pre"] if pip else ["--prerelease", "allow"]) if plan.prerelease else []) + (
         _config_flags(plan))
     targets: list[str] = []
-    if plan.install_project:
+    if plan.install_project and plan.develop:  # its dependencies here, the project below
+        targets += ["-r", "setup.py", *(w for extra in plan.extras for w in ("--extra", extra))]
+    elif plan.install_project:
         target = "." + (f"[{','.join(plan.extras)}]" if plan.extras else "")
         targets += ["-e", target] if plan.editable else [target]
     for path in plan.requirement_files:
@@ -88,6 +94,8 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
     targets += list(dict.fromkeys(plan.packages)) + plan.vendored
     if targets:
         commands.append(_join(base + flags + targets))
+    if plan.install_project and plan.develop:
+        commands.append(_join(_env_words(plan.build_env) + DEVELOP))
     commands += [_env_prefix(plan.env) + command for command in plan.prepare]
     return commands
 
@@ -99,6 +107,8 @@ def render_reinstall(plan: Plan | None) -> str | None:
         return "uv pip install --no-deps --reinstall -e ."
     if not plan.install_project:
         return None
+    if plan.develop:
+        return _join(_env_words(plan.build_env) + DEVELOP)
     # built the way the plan's install built it: the same per-package pins, the same isolation
     isolation = [] if plan.build_isolation else ["--no-build-isolation"]
     again = ["--force-reinstall"] if uses_pip(plan.python) else ["--reinstall"]

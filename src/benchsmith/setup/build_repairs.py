@@ -10,11 +10,8 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from benchsmith.core import Diagnosis, Plan
-from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.context_model import RepoContext
-from benchsmith.setup.date_rules import BUILD_TOOL_FLOOR, allow_build_tool, backend_distribution
 from benchsmith.setup.knowledge import distribution_for_import
-from benchsmith.setup.pyversion import allows_python
 from benchsmith.setup.releases import source_archive_before
 
 
@@ -57,36 +54,6 @@ def repair_declared_requirements(plan: Plan, diagnosis: Diagnosis, context: Repo
             f"{', '.join(sources)} ({', '.join(fresh)}) first, then build without isolation")
 
 
-def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """No PEP 660 hooks at the date: allow a newer build backend; when the project pins an old
-    one in its build requirements, build without isolation next to the newer one; at last fall
-    back to a regular install (which a patch to a src layout no longer reaches).
-
-    uv builds editables through PEP 660 only, and no setuptools that runs on Python 3.6 or
-    older has it (64 needs 3.7): there, the first step is Python 3.7, if the project allows it."""
-    if plan.editable and (3, 0) <= version_key(plan.python) < (3, 7) and allows_python(context, "3.7"):
-        previous, plan.python = plan.python, "3.7"
-        plan.python_fallbacks = []
-        return (f"switch Python {previous} -> 3.7 (editable installs need setuptools 64, "
-                f"which needs Python 3.7)")
-    backend = backend_distribution(context)
-    if backend not in plan.exclude_newer_packages and plan.build_isolation:
-        allow_build_tool(plan, backend, f"{BUILD_TOOL_FLOOR}T00:00:00Z")
-        return f"allow {backend} up to {BUILD_TOOL_FLOOR} (editable builds)"
-    if plan.build_isolation and plan.editable:
-        others = [r for r in context.build_requires if r and requirement_key(r) != backend]
-        allow_build_tool(plan, backend, f"{BUILD_TOOL_FLOOR}T00:00:00Z")
-        wheel = [] if "wheel" in {requirement_key(r) for r in others} else ["wheel"]
-        plan.build_requirements = [backend, *wheel, *others]
-        plan.build_isolation = False
-        return (f"build without isolation next to {backend} up to "
-                f"{plan.exclude_newer_packages[backend][:10]} (the project pins an older one)")
-    if plan.editable:
-        plan.editable = False
-        return "install the project without -e (no editable support at that date)"
-    return None
-
-
 def requirement_key(requirement: str) -> str:
     head = requirement.split(";")[0]
     for sep in "<>=!~[ @":
@@ -119,6 +86,19 @@ def pure_python_switches(root: Path) -> list[str]:
     return names
 
 
+def submodule_sources_missing(diagnosis: Diagnosis, context: RepoContext) -> Diagnosis:
+    """A header the build misses, with a submodule not checked out: the project's own vendored
+    sources are missing (no Debian package has them), so its build failed."""
+    if diagnosis.kind != "system_packages" or not diagnosis.facts.get("headers") \
+            or not context.missing_submodules:
+        return diagnosis
+    return Diagnosis(category="installation", kind="project_build_failed",
+                     reason=f"building the project failed: {diagnosis.facts['headers'][0]} is missing, "
+                            f"and submodule {', '.join(context.missing_submodules)} is not checked out",
+                     facts={"submodules": list(context.missing_submodules)},
+                     evidence=diagnosis.evidence)
+
+
 def repair_pure_python(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """The project's own build failed and its build script has a switch for a pure-Python
     build: set it for the install (the tests then run the Python implementations)."""
@@ -128,7 +108,10 @@ def repair_pure_python(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -
     if not fresh:
         return None
     plan.build_env.update(dict.fromkeys(fresh, "1"))
-    return f"build without C extensions ({', '.join(f'{n}=1' for n in fresh)})"
+    plan.sources.setdefault("build_env", []).append(_BUILD_SCRIPTS[0])
+    why = (f": submodule {', '.join(context.missing_submodules)} (sources it may build from) is not "
+           "checked out" if context.missing_submodules else "")
+    return f"build without C extensions ({', '.join(f'{n}=1' for n in fresh)}){why}"
 
 
 def repair_release_files(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:

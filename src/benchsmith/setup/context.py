@@ -17,6 +17,7 @@ from benchsmith.setup.sources.docs import read_docs
 from benchsmith.setup.sources.frameworks import detect_frameworks
 from benchsmith.setup.sources.github_actions import read_github_actions
 from benchsmith.setup.sources.layout import read_layout
+from benchsmith.setup.sources.legacy_tests import read_legacy_test_config
 from benchsmith.setup.sources.makefile import read_makefile
 from benchsmith.setup.sources.nox import read_noxfile
 from benchsmith.setup.sources.pyproject import read_pyproject
@@ -49,6 +50,7 @@ READERS = (
     read_docs,
     read_layout,
     detect_frameworks,
+    read_legacy_test_config,
 )
 
 

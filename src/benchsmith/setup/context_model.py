@@ -54,6 +54,9 @@ class RepoContext(BaseModel):
     pytest_value_options: list[str] = Field(default_factory=list)  # conftest addoption, with a value
     uses_unittest: bool = False
     uses_nose: bool = False
+    pytest_mentioned: bool = False  # a pytest command, configuration, requirement or conftest.py
+    nose_config: dict[str, str] = Field(default_factory=dict)  # setup.cfg [nosetests], lower-case keys
+    test_suite: Hint | None = None  # setup()'s test_suite: what `setup.py test` ran
     test_dirs: list[str] = Field(default_factory=list)  # existing dirs like tests/, test/
     top_level_packages: list[str] = Field(default_factory=list)
     apt_packages: list[Hint] = Field(default_factory=list)  # from CI apt-get lines

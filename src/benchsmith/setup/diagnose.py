@@ -44,13 +44,14 @@ _MISSING_MODULE = re.compile(
 )
 # uv: "Failed to build `calc @ file:///...`" (a path), "Failed to download and build `x==1.0`"
 _FAILED_BUILD = re.compile(r"Failed to (?:download and )?build `([^`@ =]+)(?:==[^`]*)?(?: @ (file://[^`]+))?")
-# A package versioned by setuptools_scm, built without isolation where setuptools_scm is absent:
-# setuptools ignores `use_scm_version` and the version comes out as 0.0.0.
-# uv on the project's own build: "Call to `setuptools.build_meta.get_requires_for_build_editable`
+# uv builds the checkout itself (without isolation) and says only which hook failed:
+# "Call to `setuptools.build_meta.get_requires_for_build_editable`
 # failed", under "The build backend returned an error" (no "Failed to build" line)
 _OWN_BUILD_HOOK = re.compile(r"Call to `[\w.:]+\.(?:get_requires_for_build|prepare_metadata_for_build|"
                              r"build)_(?:wheel|editable|sdist)` failed")
 _TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<path>/[^"]+\.py)", line \d+, in <module>$', re.MULTILINE)
+# A package versioned by setuptools_scm, built without isolation where setuptools_scm is absent:
+# setuptools ignores `use_scm_version` and the version comes out as 0.0.0.
 _SCM_VERSION_MISSING = re.compile(r"metadata version `0\.0\.0` does not match given version")
 _PY_SPEC = re.compile(
     r"(?:current|requested) Python version \(([\d.]+)\) does not satisfy Python([<>=!~][^ ,]*(?:,[<>=!~][^ ,]*)*)"
@@ -184,7 +185,8 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
     build = _FAILED_BUILD.search(out)
     if build or _OWN_BUILD_HOOK.search(out):
         # without "Failed to build `x`", a build hook's failure is the project's own build
-        name, own = (build.group(1), bool(build.group(2))) if build else (project_packages[0], True)
+        name, own = (build.group(1), bool(build.group(2))) if build else (
+            project_packages[0] if project_packages and project_packages[0] else "the project", True)
         modules = [m.split(".")[0] for m in _MISSING_MODULE.findall(out)]
         if "invalid command 'bdist_wheel'" in out:
             modules.append("wheel")

@@ -21,6 +21,7 @@ from benchsmith.setup.knowledge import (
     PYTEST_INI_KEY_PLUGINS,
     plugin_for_option,
 )
+from benchsmith.setup.legacy_discovery import apply_legacy_discovery
 from benchsmith.setup.pyversion import PythonChoice
 from benchsmith.setup.requirements_tidy import tidy_requirements
 
@@ -82,6 +83,7 @@ class RulePlanner:
         self._requirements(context, plan)
         add_hosted(context, plan)
         self._test_command(context, plan)
+        apply_legacy_discovery(context, plan)
         self._plugins(context, plan)
         neutralise_configured_options(plan, context)
         self._services(context, plan)

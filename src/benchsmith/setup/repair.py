@@ -15,14 +15,19 @@ from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.build_repairs import (
     repair_build_dependency,
     repair_declared_requirements,
-    repair_editable,
     repair_pure_python,
     repair_release_files,
     requirement_key,
+    submodule_sources_missing,
 )
 from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS, positional_args
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
+from benchsmith.setup.editable_repairs import (
+    repair_develop,
+    repair_editable,
+    repair_newer_backend_build,
+)
 from benchsmith.setup.extra_imports import extra_for_import
 from benchsmith.setup.knowledge import (
     ASYNC_TEST_PLUGIN,
@@ -347,7 +352,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "build_dependency_missing": [repair_declared_requirements, repair_build_dependency],
     "no_pep660": [repair_editable],
     "build_needs_network": [repair_release_files],
-    "project_build_failed": [repair_pure_python, repair_release_files],
+    "project_build_failed": [repair_pure_python, repair_newer_backend_build, repair_release_files],
     "unsatisfiable": [repair_own_prerelease, repair_own_dependents, repair_conflicting_extra,
                       repair_unsatisfiable],
     "not_in_registry": [repair_not_in_registry],
@@ -357,7 +362,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "missing_path": [repair_paths],
     "no_tests": [repair_no_tests],
     "warnings_as_errors": [repair_warnings, repair_python],
-    "project_not_importable": [repair_importable],
+    "project_not_importable": [repair_develop, repair_importable],
     # Last resort when nothing explains the failures: code often predates the newest Python.
     "tests_failing": [repair_python_if_tests_ran],
     "test_environment": [repair_test_environment, repair_python_if_tests_ran],
@@ -377,7 +382,8 @@ class RuleRepairer:
         """Classify the failure of an install or test command."""
         packages = context.top_level_packages
         if phase == "install":
-            return diagnose_install(failed, [context.project_name or ""] + packages)
+            return submodule_sources_missing(
+                diagnose_install(failed, [context.project_name or ""] + packages), context)
         local = frozenset(Path(name).stem for name in context.root_dirs + context.root_files)
         return diagnose_tests(failed, packages, plan.runner, local)
 

@@ -56,6 +56,7 @@ def detect_frameworks(c: Collector) -> None:
         or any(name == "pytest" or name.startswith("pytest-") for name in requirements)
         or c.files.exists("conftest.py")
     )
+    ctx.pytest_mentioned = mentions_pytest
     ctx.uses_nose = any(_NOSE_COMMAND.search(command) for command in commands) or bool(
         {"nose"} & requirements
     )

@@ -97,7 +97,8 @@ def read_setup_cfg(c: Collector) -> None:
     c.extend_unique(c.ctx.top_level_packages, [n.split(".")[0] for n in names], source)
 
 
-def _setup_call(tree: ast.Module) -> ast.Call | None:
+def setup_call(tree: ast.Module) -> ast.Call | None:
+    """The setup() call of a setup.py (the one with the most keywords)."""
     calls = [
         node
         for node in ast.walk(tree)
@@ -110,7 +111,8 @@ def _setup_call(tree: ast.Module) -> ast.Call | None:
     return max(calls, key=lambda call: len(call.keywords), default=None)
 
 
-def _setup_kwargs(call: ast.Call, values: ModuleValues) -> dict[str, Any]:
+def setup_kwargs(call: ast.Call, values: ModuleValues) -> dict[str, Any]:
+    """The keyword arguments of `call` whose values can be read without running anything."""
     kwargs: dict[str, Any] = {}
     for keyword in call.keywords:
         if keyword.arg is None:
@@ -129,12 +131,12 @@ def read_setup_py(c: Collector) -> None:
     c.ctx.has_python_project = True
     c.mark(source)
     tree = parse_python(text)
-    call = _setup_call(tree) if tree else None
+    call = setup_call(tree) if tree else None
     if tree is None or call is None:
         _regex_fallback(c, text, source)
         _read_requirement_files(c, text)
         return
-    kwargs = _setup_kwargs(call, ModuleValues(tree))
+    kwargs = setup_kwargs(call, ModuleValues(tree))
     c.project_name(kwargs.get("name"), source)
     requires = as_str(kwargs.get("python_requires"))
     if requires and requires.strip():

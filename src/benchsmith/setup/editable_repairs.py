@@ -1,0 +1,101 @@
+"""Editable installs where the build backend of the date has no PEP 660 hooks: the levers,
+tried in a fixed order, each a round of its own.
+
+1. a newer build backend (uv's per-package date), next to the project's own build
+   requirements or, where those pin an old one, without build isolation;
+2. a regular install with the checkout first on the path, so the tests import the checkout
+   (and a patch reaches them) rather than the copy in site-packages;
+3. the legacy ``setup.py develop``, which also builds C extensions next to their sources.
+"""
+
+from __future__ import annotations
+
+from benchsmith.core import Diagnosis, Plan
+from benchsmith.sandbox.pythons import version_key
+from benchsmith.setup.build_repairs import requirement_key
+from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.date_rules import BUILD_TOOL_FLOOR, allow_build_tool, backend_distribution
+from benchsmith.setup.pyversion import allows_python
+
+# Marks a plan on the second lever (a note of the plan, so a reused plan keeps it).
+SOURCES_ON_PATH = "no editable install at that date: installed without -e, the checkout first on the path"
+
+
+def _newer_backend(plan: Plan, context: RepoContext) -> str | None:
+    """Lever 1: a build backend up to the floor date, isolated, or beside an old pinned one."""
+    backend = backend_distribution(context)
+    if backend not in plan.exclude_newer_packages and plan.build_isolation:
+        allow_build_tool(plan, backend, f"{BUILD_TOOL_FLOOR}T00:00:00Z")
+        return f"allow {backend} up to {BUILD_TOOL_FLOOR} (editable builds)"
+    if plan.build_isolation:
+        others = [r for r in context.build_requires if r and requirement_key(r) != backend]
+        allow_build_tool(plan, backend, f"{BUILD_TOOL_FLOOR}T00:00:00Z")
+        wheel = [] if "wheel" in {requirement_key(r) for r in others} else ["wheel"]
+        plan.build_requirements = [backend, *wheel, *others]
+        plan.build_isolation = False
+        return (f"build without isolation next to {backend} up to "
+                f"{plan.exclude_newer_packages[backend][:10]} (the project pins an older one)")
+    return None
+
+
+def _sources_on_path(plan: Plan, context: RepoContext) -> str:
+    """Lever 2: a wheel built in isolation, as the project's build requirements say, and the
+    checkout first on the path."""
+    plan.build_isolation, plan.build_requirements = True, []
+    plan.editable = False
+    path = "src" if "src" in context.root_dirs else "."
+    plan.env["PYTHONPATH"] = path
+    plan.notes.append(SOURCES_ON_PATH)
+    plan.sources.setdefault("install", []).append("no PEP 660 editable hooks at the date")
+    return (f"install the project without -e, built in isolation as its build requirements say, "
+            f"with PYTHONPATH={path} so the tests import the checkout")
+
+
+def _develop(plan: Plan, context: RepoContext) -> str | None:
+    """Lever 3: `setup.py develop` with the project's own build requirements of that date."""
+    if "setup.py" not in context.root_files or plan.develop:
+        return None
+    # the dependencies' metadata is still built in isolation (by a backend that has the hooks
+    # uv calls); the project's own build requirements of that date drive `develop`
+    plan.develop, plan.editable = True, False
+    wanted = [r for r in context.build_requires if r] or ["setuptools"]
+    keys = {requirement_key(r) for r in wanted}
+    plan.build_requirements = wanted + [r for r in ("setuptools", "wheel") if r not in keys]
+    plan.env.pop("PYTHONPATH", None)
+    plan.notes = [n for n in plan.notes if n != SOURCES_ON_PATH]
+    return "install the project with the legacy `setup.py develop` (linked in place, extensions built)"
+
+
+def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """No PEP 660 hooks at the date: the next lever (a newer backend; a regular install with
+    the checkout on the path; `setup.py develop`).
+
+    uv builds editables through PEP 660 only, and no setuptools that runs on Python 3.6 or
+    older has it (64 needs 3.7): there, the first step is Python 3.7, if the project allows it."""
+    if plan.editable and (3, 0) <= version_key(plan.python) < (3, 7) and allows_python(context, "3.7"):
+        previous, plan.python = plan.python, "3.7"
+        plan.python_fallbacks = []
+        return (f"switch Python {previous} -> 3.7 (editable installs need setuptools 64, "
+                f"which needs Python 3.7)")
+    if plan.editable and (newer := _newer_backend(plan, context)):
+        return newer
+    if plan.editable:
+        return _sources_on_path(plan, context)
+    return None
+
+
+def repair_newer_backend_build(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """The project's build failed under the newer backend that editable installs were given
+    (a setup.py the newer setuptools rejects): the second lever, with the backend of the date."""
+    backend = backend_distribution(context)
+    if not plan.editable or not plan.exclude_newer_packages.get(backend, "").startswith(BUILD_TOOL_FLOOR):
+        return None
+    return _sources_on_path(plan, context)
+
+
+def repair_develop(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """The checkout on the path cannot be imported as it is (its C extensions were built into
+    site-packages only): the third lever, `setup.py develop`."""
+    if SOURCES_ON_PATH not in plan.notes:
+        return None
+    return _develop(plan, context)
