@@ -137,6 +137,25 @@ class Service(BaseModel):
 
 EcosystemName = Literal["python", "node"]
 
+# How a repository's tests run: pytest, unittest (or a unittest-format module such as Django's
+# `django test`), or the repository's own test script (:class:`TestScript`): "runtests", a
+# Django-shaped `tests/runtests.py` printing unittest's verbose format, or "bintest", a `bin/test`
+# driving the project's own runner module, which prints one line per test function.
+RunnerKind = Literal["pytest", "unittest", "runtests", "bintest"]
+SCRIPT_RUNNERS: frozenset[str] = frozenset({"runtests", "bintest"})
+
+
+class TestScript(BaseModel):
+    """A repository's own test script, as read from its source (runners "runtests", "bintest")."""
+
+    __test__ = False
+
+    path: str  # repository-relative: "tests/runtests.py", "bin/test"
+    options: list[str] = Field(default_factory=list)  # the options its argument parser declares
+    settings: str = ""  # runtests: the settings module passed as --settings
+    seed: int | None = None  # bintest: passed as --seed where the script declares it
+    rule: str = ""  # why this script runs the tests (what was read, from which files)
+
 
 class Plan(BaseModel):
     """How to install and test a repository: the structure planners and repairers edit.
@@ -171,7 +190,8 @@ class Plan(BaseModel):
     config_settings: dict[str, str] = Field(default_factory=dict)
     prerelease: bool = False  # uv --prerelease allow: the project's own version is a dev release
     build_requirements: list[str] = Field(default_factory=list)
-    runner: Literal["pytest", "unittest"] = "pytest"
+    runner: RunnerKind = "pytest"
+    script: TestScript | None = None  # runners "runtests" and "bintest": the script that runs
     # unittest-format runners other than unittest itself: the module `python -m` runs and its
     # leading options, e.g. ["django", "test", "--verbosity=2"] (empty: `python -m unittest`)
     entry: list[str] = Field(default_factory=list)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal
+from typing import Any, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from benchsmith.core import History, Provenance
+from benchsmith.core import History, Provenance, RunnerKind, TestScript
 
 GOLD = "gold"  # --predictions gold: every instance's own patch
 EMPTY = "empty"  # --predictions empty: an empty patch per instance (the floor: nothing resolved)
@@ -26,8 +26,9 @@ class TestSpec(BaseModel):
 
     __test__ = False
 
-    runner: Literal["pytest", "unittest"] = "pytest"
+    runner: RunnerKind = "pytest"
     entry: list[str] = Field(default_factory=list)  # as Plan.entry (empty: python -m unittest -v)
+    script: TestScript | None = None  # as Plan.script: the repository's own test script
     args: list[str] = Field(default_factory=list)  # runner options, without test paths
     deselect: list[str] = Field(default_factory=list)  # tests left out (hung ones), by node ID
     env: dict[str, str] = Field(default_factory=dict)
@@ -109,12 +110,12 @@ class TaskInstance(BaseModel):
         return json.loads(value) if isinstance(value, str) else value
 
     @property
-    def test_runner(self) -> Literal["pytest", "unittest"]:
-        """"pytest" or "unittest", from the spec, the recorded runner or the test command."""
+    def test_runner(self) -> RunnerKind:
+        """The runner kind, from the spec, the recorded runner or the test command."""
         if self.test_spec is not None:
             return self.test_spec.runner
-        if self.runner in {"pytest", "unittest"}:
-            return "unittest" if self.runner == "unittest" else "pytest"
+        if self.runner in get_args(RunnerKind):
+            return cast(RunnerKind, self.runner)
         return "unittest" if any("unittest" in c for c in self.test) else "pytest"
 
     def environment_commit(self) -> str:

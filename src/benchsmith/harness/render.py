@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 
-from benchsmith.core import Plan
+from benchsmith.core import SCRIPT_RUNNERS, Plan, TestScript
 from benchsmith.harness import services as svc
 from benchsmith.harness.release_files import release_files_command
 from benchsmith.instance import TaskInstance, TestSpec
@@ -153,7 +153,10 @@ REPORT_ALL = "-rap"
 def render_test(plan: Plan, apt: bool = True) -> list[str]:
     """The whole-suite test command, asking the runner for per-test results (-rap, -v);
     where services are started (`apt`), it starts them first."""
-    prefix = _prefix(test_env(plan), [s.kind for s in plan.services] if apt else [])
+    prefix = _prefix(runner_env(plan.runner) | test_env(plan),
+                     [s.kind for s in plan.services] if apt else [])
+    if plan.runner in SCRIPT_RUNNERS and plan.script is not None:  # the whole suite: no labels
+        return [prefix + _join(script_words(plan.runner, plan.script, []))]
     if plan.runner == "unittest" and plan.entry:
         return [prefix + _join(["python", "-m", *plan.entry, *plan.test_args])]
     if plan.runner == "unittest":
@@ -190,7 +193,10 @@ def plan_spec(plan: Plan, files: list[str], services: bool = True) -> TestSpec:
     options = [a for i, a in enumerate(plan.test_args) if i not in positional and a != "--pyargs"]
     if plan.runner == "unittest":  # options only: the spec names its own modules
         options = [a for a in plan.entry and plan.test_args if a.startswith("-")]
-    return TestSpec(runner=plan.runner, entry=list(plan.entry), args=options, env=test_env(plan),
+    if plan.runner in SCRIPT_RUNNERS:  # the script's options come from `script`
+        options = []
+    return TestSpec(runner=plan.runner, entry=list(plan.entry), script=plan.script, args=options,
+                    env=test_env(plan),
                     deselect=list(plan.deselect), ini_overrides=dict(plan.ini_overrides),
                     disabled_plugins=list(plan.disabled_plugins), files=list(files),
                     neutralised=list(plan.neutralised),
@@ -210,7 +216,10 @@ def render_spec(spec: TestSpec, files: list[str] | None = None,
     is appended to a pytest command (options that neutralise plugins for such a run).
     """
     files = spec.files if files is None else files
-    prefix = _prefix(spec.env, spec.services)
+    prefix = _prefix(runner_env(spec.runner) | spec.env, spec.services)
+    if spec.runner in SCRIPT_RUNNERS and spec.script is not None:
+        launch = [*launcher[:-1]] if launcher[-1:] == ("-m",) else [*launcher]
+        return prefix + _join(script_words(spec.runner, spec.script, files, launch))
     if spec.runner == "unittest":
         modules = [f.removesuffix(".py").replace("/", ".") for f in files]
         entry = [*spec.entry, *spec.args] if spec.entry else ["unittest", "-v"]
@@ -218,6 +227,42 @@ def render_spec(spec: TestSpec, files: list[str] | None = None,
     words = _pytest_words(spec.disabled_plugins, spec.ini_overrides, spec.args + files,
                           spec.deselect, launcher)
     return prefix + _join(words + list(pytest_extra))
+
+
+# What SWE-bench runs a bin/test runner with: warnings some versions print on every import
+# would otherwise be read as the tests' output.
+BINTEST_ENV = {"PYTHONWARNINGS": "ignore::UserWarning,ignore::SyntaxWarning"}
+
+
+def runner_env(runner: str) -> dict[str, str]:
+    """The environment a runner kind always runs under (before the plan's own variables)."""
+    return dict(BINTEST_ENV) if runner == "bintest" else {}
+
+
+def script_labels(script: TestScript, files: list[str]) -> list[str]:
+    """Test labels of `files` for a runtests script: the path below the script's directory,
+    dotted and without ``.py`` (``tests/foo/tests.py`` -> ``foo.tests``)."""
+    folder = script.path.rpartition("/")[0]
+    prefix = f"{folder}/" if folder else ""
+    return [f.removeprefix(prefix).removesuffix(".py").replace("/", ".") for f in files]
+
+
+def script_words(runner: str, script: TestScript, files: list[str],
+                 launcher: list[str] | None = None) -> list[str]:
+    """The words that run `files` (none: the whole suite) with a repository's own test script,
+    for a deterministic per-test run: one process and verbose per-test lines (runtests, with its
+    settings), or no cache, verbose lines and a fixed seed (bintest, under :data:`BINTEST_ENV`)."""
+    declared = set(script.options)
+    words = [*(launcher or ["python"]), script.path]
+    if runner == "runtests":
+        words += [f"--settings={script.settings}"] if script.settings else []
+        words += ["--parallel", "1"] if "--parallel" in declared else []
+        words += ["--verbosity" if "--verbosity" in declared else "-v", "2"]
+        return words + script_labels(script, files)
+    words += [next((o for o in ("-C", "--no-cache") if o in declared), "")]
+    words += ["--verbose" if "--verbose" in declared or "-v" not in declared else "-v"]
+    words += ["--seed", str(script.seed)] if script.seed is not None else []
+    return [w for w in words if w] + files
 
 
 def instance_spec(instance: TaskInstance) -> TestSpec:

@@ -5,6 +5,11 @@ from __future__ import annotations
 import re
 
 from benchsmith.core import LogParser, TestResult
+from benchsmith.parsing.bintest_log import (
+    BintestLogParser,
+    bintest_failure_messages,
+    started_function,
+)
 from benchsmith.parsing.pytest_log import (
     PytestLogParser,
     failure_details,
@@ -18,7 +23,7 @@ from benchsmith.parsing.unittest_log import (
     unittest_failure_messages,
 )
 
-__all__ = ["PytestLogParser", "UnittestLogParser", "network_failures", "parse_test_output",
+__all__ = ["BintestLogParser", "PytestLogParser", "UnittestLogParser", "network_failures", "parse_test_output",
            "running_test", "service_failures", "strip_ansi"]
 
 # Exceptions and messages of a test that tried to reach another host (sandboxes reach only the
@@ -58,11 +63,13 @@ def _elsewhere(message: str) -> bool:
 _PARSERS: dict[str, type[LogParser]] = {
     "pytest": PytestLogParser,
     "unittest": UnittestLogParser,
+    "runtests": UnittestLogParser,  # a Django-shaped runtests.py prints unittest's format
+    "bintest": BintestLogParser,
 }
 
 
 def parse_test_output(output: str, runner: str) -> list[TestResult]:
-    """Parse `output` of a test run made with `runner` ("pytest" or "unittest")."""
+    """Parse `output` of a test run made with `runner` (a :data:`~benchsmith.core.RunnerKind`)."""
     parser = _PARSERS.get(runner)
     if parser is None:
         raise ValueError(f"unknown test runner {runner!r}; expected one of {sorted(_PARSERS)}")
@@ -73,6 +80,8 @@ def running_test(output: str, runner: str) -> str | None:
     """The test that had started but not finished when `output` ends (a hung test), in the
     names :func:`parse_test_output` gives; None when the last test that started finished
     (or no test started: a hang during collection)."""
+    if runner == "bintest":
+        return started_function(output)
     finished = {t.name for t in parse_test_output(output, runner)}
     started = started_test if runner == "pytest" else started_description
     for line in reversed(strip_ansi(output).splitlines()):
@@ -118,6 +127,8 @@ def network_failures(output: str, runner: str) -> set[str]:
         details = failure_details(output)
         messages = {name: f"{message}\n{details.get(name, '')}"
                     for name, message in failure_messages(output).items()}
+    elif runner == "bintest":
+        messages = bintest_failure_messages(output)
     else:
         messages = unittest_failure_messages(output)
     return {name for name, message in messages.items()

@@ -26,6 +26,7 @@ from benchsmith.setup.sources.repo_files import RepoFiles
 from benchsmith.setup.sources.requirements import find_requirement_files, read_pipfile
 from benchsmith.setup.sources.services import read_services
 from benchsmith.setup.sources.setuptools_files import read_setup_cfg, read_setup_py
+from benchsmith.setup.sources.test_scripts import read_test_scripts
 from benchsmith.setup.sources.tox import read_tox
 
 __all__ = ["gather_context"]
@@ -47,6 +48,7 @@ READERS = (
     read_conftest_options,
     read_makefile,
     read_django_settings,
+    read_test_scripts,
     read_docs,
     read_layout,
     detect_frameworks,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
-from benchsmith.core import Service
+from benchsmith.core import Service, TestScript
 
 
 class Hint(BaseModel):
@@ -65,4 +67,7 @@ class RepoContext(BaseModel):
     # "KEY=VALUE" naming the settings the tests need (DJANGO_SETTINGS_MODULE): tox setenv,
     # a test command's environment prefix, manage.py's default
     settings_env: list[Hint] = Field(default_factory=list)
+    # the repository's own test script, where it has a shape benchsmith runs (runtests, bin/test)
+    test_script: TestScript | None = None
+    test_script_runner: Literal["runtests", "bintest"] | None = None
     sources_read: list[str] = Field(default_factory=list)

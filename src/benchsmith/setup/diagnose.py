@@ -388,6 +388,8 @@ def _system_packages(out: str) -> Diagnosis | None:
 
 
 def _no_tests(out: str, returncode: int, runner: str) -> bool:
-    if runner == "unittest":
+    if runner in ("unittest", "runtests"):
         return bool(re.search(r"^Ran 0 tests", out, re.MULTILINE))
+    if runner == "bintest":
+        return bool(re.search(r"tests finished: 0 passed, in ", out))
     return returncode == 5 or "no tests ran" in out or "collected 0 items" in out

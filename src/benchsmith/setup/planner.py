@@ -211,6 +211,12 @@ class RulePlanner:
 
     # -- test ---------------------------------------------------------------------------
     def _test_command(self, context: RepoContext, plan: Plan) -> None:
+        if context.test_script is not None and context.test_script_runner is not None:
+            # the project's own runner script: what its maintainers (and its published tasks) run
+            plan.runner, plan.script = context.test_script_runner, context.test_script
+            plan.sources["test"] = [context.test_script.path]
+            plan.notes.append(f"runner {plan.runner}: {context.test_script.rule}")
+            return
         value_options = frozenset(context.pytest_value_options)
         pytest_hints = [h for h in sorted(context.test_commands, key=_rank)
                         if pytest_args_from_command(h.value, value_options) is not None]
