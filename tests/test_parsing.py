@@ -670,6 +670,7 @@ def test_strip_ansi() -> None:
 
 def test_exported_names() -> None:
     assert sorted(benchsmith.parsing.__all__) == [
+        "BintestLogParser",
         "PytestLogParser",
         "UnittestLogParser",
         "network_failures",

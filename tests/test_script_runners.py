@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import date
 from pathlib import Path
 
@@ -96,7 +97,7 @@ executable:         /usr/bin/python3  (3.9.18-final-0) [CPython]
 random seed:        1
 hash randomization: off
 
-pkg/core/tests/test_basic.py[9] 
+pkg/core/tests/test_basic.py[9]
 test_ok ok
 test_fails F
 test_raises E
@@ -107,7 +108,7 @@ test_skip numpy not installed s
 test_slow Slow w
 test_bare_skip  - s                                                       [FAIL]
 
-pkg/core/tests/test_printing.py[3] 
+pkg/core/tests/test_printing.py[3]
 test_prints some output of the test
 ok
 test_a_function_whose_name_is_long_enough_to_wrap_the_terminal_line_of_the_runner_
@@ -115,7 +116,7 @@ ok
 test_basic ok                                                                [OK]
 
 pkg/broken/tests/test_import.py[?]   Failed to import                        [FAIL]
-pkg/other/tests/test_basic.py[1] 
+pkg/other/tests/test_basic.py[1]
 test_basic F                                                               [FAIL]
 
 ________________________________________________________________________________
@@ -137,6 +138,7 @@ AssertionError
 = tests finished: 3 passed, 2 failed, 3 skipped, 1 expected to fail, 1 expected to fail but passed, 3 exceptions, in 0.40 seconds =
 DO *NOT* COMMIT!
 """
+BINTEST_OUTPUT = re.sub(r"(\.py\[\d+\])\n", r"\1 \n", BINTEST_OUTPUT)  # the runner ends them with a space
 
 
 def test_the_bin_test_parser_reads_every_status_and_the_failure_sections() -> None:
