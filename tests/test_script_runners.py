@@ -65,9 +65,14 @@ def test_a_runtests_script_in_djangos_shape_runs_its_labels_with_sqlite_settings
     assert spec.runner == "runtests" and spec.script == plan.script
     assert render_spec(spec) == ("python tests/runtests.py --settings=test_sqlite --parallel 1 "
                                  "--verbosity 2 titles.tests titles.models")
-    # without --parallel it is not the shape: the project's tests run the ordinary way
-    other = _plan(tmp_path / "other", {**SHELVING_FILES, "tests/runtests.py": RUNTESTS.replace(
+    # a script without --parallel (Django before 1.9) runs in one process anyway
+    older = _plan(tmp_path / "older", {**SHELVING_FILES, "tests/runtests.py": RUNTESTS.replace(
         '"--parallel"', '"--jobs"')})
+    assert older.runner == "runtests" and render(older, apt=False)[1] == [
+        "python tests/runtests.py --settings=test_sqlite --verbosity 2"]
+    # without --settings it is not the shape: the project's tests run the ordinary way
+    other = _plan(tmp_path / "other", {**SHELVING_FILES, "tests/runtests.py": RUNTESTS.replace(
+        '"--settings"', '"--config"')})
     assert other.runner != "runtests" and other.script is None
 
 
@@ -86,6 +91,12 @@ def test_a_bin_test_driving_the_packages_runner_runs_without_cache_with_a_fixed_
     plan = _plan(tmp_path / "older", older)
     assert plan.runner == "bintest" and plan.script is not None and plan.script.seed is None
     assert render(plan, apt=False)[1][0].endswith("python bin/test --verbose")
+    # a script that runs another runner unless asked for the project's own is asked for it
+    newer = {**TALLIES_FILES, "bin/test": BIN_TEST.replace(
+        "parser.add_argument(\"tests\"", "parser.add_argument(\"-s\", \"--use-tallies-runner\", "
+        "action=\"store_true\")\nparser.add_argument(\"tests\"")}
+    plan = _plan(tmp_path / "newer", newer)
+    assert render(plan, apt=False)[1][0].endswith("python bin/test -C --use-tallies-runner --verbose --seed 1")
     # a bin/test whose package has no runner module is not the shape
     plain = _plan(tmp_path / "plain", {p: t for p, t in TALLIES_FILES.items() if "testing/" not in p})
     assert plain.runner == "pytest" and plain.script is None

@@ -7,6 +7,7 @@ and :func:`render_spec` runs that spec on any set of test files.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from benchsmith.core import SCRIPT_RUNNERS, Plan, TestScript
@@ -260,6 +261,8 @@ def script_words(runner: str, script: TestScript, files: list[str],
         words += ["--verbosity" if "--verbosity" in declared else "-v", "2"]
         return words + script_labels(script, files)
     words += [next((o for o in ("-C", "--no-cache") if o in declared), "")]
+    # a script that runs another runner unless asked for its own (`--use-<name>-runner`)
+    words += [o for o in script.options if re.fullmatch(r"--use-[\w-]*runner", o)]
     words += ["--verbose" if "--verbose" in declared or "-v" not in declared else "-v"]
     words += ["--seed", str(script.seed)] if script.seed is not None else []
     return [w for w in words if w] + files

@@ -1,7 +1,8 @@
 """A repository's own test script, recognised by its shape (read with ``ast``, never run):
 
 - ``runtests``: a ``runtests.py`` (at the root or in a top-level test directory) whose argument
-  parser declares ``--settings``, ``--parallel``, a verbosity option and positional test labels,
+  parser declares ``--settings``, a verbosity option and positional test labels (``--parallel``
+  too since Django 1.9: it is then run with ``--parallel 1``),
   with a settings module beside it (the one the script defaults to, preferring one that uses
   SQLite): Django's ``tests/runtests.py``.
 - ``bintest``: a ``bin/test`` that calls the ``test(...)`` function of a package whose runner
@@ -74,7 +75,7 @@ def runtests_script(files: RepoFiles) -> TestScript | None:
             continue
         options, positional = declared_options(tree)
         verbosity = "--verbosity" in options or "-v" in options
-        if not (verbosity and positional and {"--settings", "--parallel"} <= set(options)):
+        if not (verbosity and positional and "--settings" in options):
             continue
         folder = path.rpartition("/")[0]
         prefix = f"{folder}/" if folder else ""
@@ -85,7 +86,8 @@ def runtests_script(files: RepoFiles) -> TestScript | None:
         settings = (sqlite or [m for m in candidates if m in _settings_defaults(tree)] or [""])[0]
         if not settings:
             continue
-        rule = (f"{path} declares --settings, --parallel, a verbosity option and test labels; "
+        parallel = ", --parallel" if "--parallel" in options else ""
+        rule = (f"{path} declares --settings{parallel}, a verbosity option and test labels; "
                 f"settings {settings} ({prefix}{settings.replace('.', '/')}.py"
                 f"{', SQLite' if settings in sqlite else ''})")
         return TestScript(path=path, options=options, settings=settings, rule=rule)
