@@ -42,6 +42,7 @@ class Iteration(BaseModel):
     offline: bool = False  # the tests ran cut off from the network (loopback only)
     # requirements of the project's extras that skip reasons named (see setup/optional.py)
     optional: list[str] = Field(default_factory=list)
+    system_packages: list[str] = Field(default_factory=list)  # Debian packages it installed
     duration_s: float = 0.0
 
 
@@ -86,6 +87,8 @@ class SetupRecord(BaseModel):
     network: dict[str, str] = Field(default_factory=dict)  # phase -> the network it had
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out
     missing_files: list[str] = Field(default_factory=list)  # tracked files the source lacks
+    # Debian packages the rounds installed that their sandbox lacked (local: onto this host)
+    system_packages: list[str] = Field(default_factory=list)
 
     def report(self, plan: Plan, rendered: tuple[list[str], list[str]], iteration: Iteration) -> None:
         """Take the plan (and its rendered commands) and the test bookkeeping of the round
@@ -95,6 +98,7 @@ class SetupRecord(BaseModel):
         self.pass_rate = iteration.pass_rate
         self.hung, self.crashed = list(iteration.hung), list(iteration.crashed)
         self.needs_network = list(iteration.needs_network)
+        self.system_packages = list(dict.fromkeys(p for i in self.iterations for p in i.system_packages))
 
 
 def test_outcome(counts: TestCounts, rate: float | None,
