@@ -7,7 +7,11 @@ import re
 from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.harness.testrun import MAX_HUNG
 from benchsmith.parsing import pytest_rootdir, running_test, service_failures
-from benchsmith.setup.system_packages import debian_packages_for, missing_tools
+from benchsmith.setup.system_packages import (
+    debian_packages_for,
+    missing_system_parts,
+    missing_tools,
+)
 
 _NETWORK = re.compile(
     r"(dns error|failed to lookup address|Connection refused|tcp connect error|"
@@ -70,7 +74,13 @@ _UNKNOWN_MARK = re.compile(r"'([\w]+)' not found in `markers` configuration opti
 _FIXTURE = re.compile(r"fixture '([\w]+)' not found")
 _INI_KEY = re.compile(r"Unknown config option: ([\w-]+)")
 _MISSING_PATH = re.compile(r"ERROR: (?:file or directory|file|module or package) not found: (\S+)")
-_HEADER = re.compile(r"fatal error: ([\w/.+-]+\.h): No such file or directory")
+# A C extension's build that fails on the Python it builds for: a header CPython no longer
+# ships, a C API it removed or changed (old Cython output on a newer Python).
+_PYTHON_BUILD = re.compile(
+    r"fatal error: (?:longintrepr|cStringIO|pymem|eval)\.h: No such file|"
+    r"error: [^\n]*\b_?Py\w+\b[^\n]*(?:undeclared|has no member|incomplete type|implicit declaration)|"
+    r"implicit declaration of function '_?Py\w+'|error: too (?:few|many) arguments to function '_?Py\w+'|"
+    r"error: [^\n]*'(?:tp_print|ob_shash|recursion_depth|curexc_\w+|exc_type|use_tracing)'")
 # A test that asks for a step of the project's own first: "Please run the following command to
 # populate it: python3 scripts/update_package_cache.py data /abs/checkout/.cache", "run
 # `./build.sh` first". Only a script of the repository is ever run (the repair checks).
@@ -178,13 +188,18 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                              reason=f"building {name} needs {', '.join(dict.fromkeys(modules))}",
                              facts={"modules": list(dict.fromkeys(modules)), "package": [name]},
                              evidence=_tail(out))
-        if header := _HEADER.search(out):
-            if header.group(1) == "Python.h":
-                reason = "Python headers are missing (python3-dev)"
-            else:
-                reason = f"a system library header is missing: {header.group(1)}"
+        if python := _PYTHON_BUILD.search(out):  # the log blames this Python's C API
+            return Diagnosis(category="python", kind="dependency_build_failed",
+                             reason=f"{name} does not build on this Python: "
+                                    f"{_line_with(out, python)[:160]}",
+                             facts={"package": [name]}, evidence=_tail(out))
+        if parts := missing_system_parts(out):
+            # A header, pkg-config module or library no Debian package here is known for: the
+            # system lacks it, and another Python would lack it too.
             return Diagnosis(category="installation", kind="system_packages",
-                             reason=reason, facts={"headers": [header.group(1)]}, evidence=_tail(out))
+                             reason=f"building {name} needs what the system lacks: "
+                                    f"{', '.join(parts)} (no Debian package known for it)",
+                             facts={"missing": parts, "package": [name]}, evidence=_tail(out))
         if not own and name.lower() not in {p.lower() for p in project_packages}:
             # A dependency without a wheel for this Python: older Pythons had wheels.
             return Diagnosis(category="python", kind="dependency_build_failed",

@@ -81,6 +81,83 @@ HEADER_PACKAGES: dict[str, str] = {
     "attr/xattr.h": "libattr1-dev",
     "acl/libacl.h": "libacl1-dev",
     "linux/videodev2.h": "linux-libc-dev",
+    "fuse/fuse.h": "libfuse-dev",
+    "fuse_lowlevel.h": "libfuse-dev",
+    "fuse3/fuse.h": "libfuse3-dev",
+    "fuse3/fuse_lowlevel.h": "libfuse3-dev",
+    "libudev.h": "libudev-dev",
+    "pcap.h": "libpcap-dev",
+    "pcap/pcap.h": "libpcap-dev",
+    "security/pam_appl.h": "libpam0g-dev",
+    "jansson.h": "libjansson-dev",
+    "argon2.h": "libargon2-dev",
+    "blkid/blkid.h": "libblkid-dev",
+    "selinux/selinux.h": "libselinux1-dev",
+    "sys/capability.h": "libcap-dev",
+    "seccomp.h": "libseccomp-dev",
+    "netcdf.h": "libnetcdf-dev",
+    "gsl/gsl_math.h": "libgsl-dev",
+    "hiredis/hiredis.h": "libhiredis-dev",
+    "event2/event.h": "libevent-dev",
+    "uv.h": "libuv1-dev",
+    "lzo/lzo1x.h": "liblzo2-dev",
+    "brotli/decode.h": "libbrotli-dev",
+    "gnutls/gnutls.h": "libgnutls28-dev",
+    "archive.h": "libarchive-dev",
+    "lmdb.h": "liblmdb-dev",
+    "xxhash.h": "libxxhash-dev",
+    "yajl/yajl_parse.h": "libyajl-dev",
+    "libssh2.h": "libssh2-1-dev",
+    "libssh/libssh.h": "libssh-dev",
+    "git2.h": "libgit2-dev",
+    "pcre2.h": "libpcre2-dev",
+    "re2/re2.h": "libre2-dev",
+    "lcms2.h": "liblcms2-dev",
+    "openjpeg.h": "libopenjp2-7-dev",
+    "harfbuzz/hb.h": "libharfbuzz-dev",
+    "fribidi.h": "libfribidi-dev",
+    "ogg/ogg.h": "libogg-dev",
+    "vorbis/codec.h": "libvorbis-dev",
+    "opus/opus.h": "libopus-dev",
+    "FLAC/all.h": "libflac-dev",
+    "mpg123.h": "libmpg123-dev",
+    "samplerate.h": "libsamplerate0-dev",
+    "jack/jack.h": "libjack-jackd2-dev",
+    "pulse/pulseaudio.h": "libpulse-dev",
+    "SDL2/SDL.h": "libsdl2-dev",
+    "SDL.h": "libsdl2-dev",
+    "libavcodec/avcodec.h": "libavcodec-dev",
+    "libavformat/avformat.h": "libavformat-dev",
+    "libavutil/avutil.h": "libavutil-dev",
+    "libswscale/swscale.h": "libswscale-dev",
+    "tcl.h": "tcl-dev",
+    "tk.h": "tk-dev",
+    "fitsio.h": "libcfitsio-dev",
+    "mpi.h": "libopenmpi-dev",
+    "cmark.h": "libcmark-dev",
+    "gd.h": "libgd-dev",
+    "libexif/exif-data.h": "libexif-dev",
+    "libssh2_sftp.h": "libssh2-1-dev",
+    "tidy.h": "libtidy-dev",
+    "enchant-2/enchant.h": "libenchant-2-dev",
+    "hunspell/hunspell.h": "libhunspell-dev",
+    "aspell.h": "libaspell-dev",
+    "libnetfilter_queue/libnetfilter_queue.h": "libnetfilter-queue-dev",
+    "liburing.h": "liburing-dev",
+    "libaio.h": "libaio-dev",
+    "numa.h": "libnuma-dev",
+    "ibverbs.h": "libibverbs-dev",
+    "infiniband/verbs.h": "libibverbs-dev",
+    "bluetooth/bluetooth.h": "libbluetooth-dev",
+    "libevdev/libevdev.h": "libevdev-dev",
+    "gpiod.h": "libgpiod-dev",
+    "i2c/smbus.h": "libi2c-dev",
+    "ftdi.h": "libftdi1-dev",
+    "libftdi1/ftdi.h": "libftdi1-dev",
+    "hidapi/hidapi.h": "libhidapi-dev",
+    "libvirt/libvirt.h": "libvirt-dev",
+    "augeas.h": "libaugeas-dev",
+    "krb5/krb5.h": "libkrb5-dev",
 }
 
 # Commands that are not on PATH (pkg-config, compilers, tools tests shell out to).
@@ -208,6 +285,30 @@ DEV_PACKAGES: dict[str, str] = {
     "glib-2.0": "libglib2.0-dev", "gobject-introspection-1.0": "libgirepository1.0-dev",
     "libvirt": "libvirt-dev", "icu-uc": "libicu-dev", "icu": "libicu-dev", "expat": "libexpat1-dev",
     "leveldb": "libleveldb-dev", "lmdb": "liblmdb-dev", "xxhash": "libxxhash-dev",
+    "fuse": "libfuse-dev", "fuse3": "libfuse3-dev", "udev": "libudev-dev", "pcap": "libpcap-dev",
+    "pam": "libpam0g-dev", "jansson": "libjansson-dev", "argon2": "libargon2-dev",
+    "blkid": "libblkid-dev", "selinux": "libselinux1-dev", "cap": "libcap-dev",
+    "seccomp": "libseccomp-dev", "netcdf": "libnetcdf-dev", "gsl": "libgsl-dev",
+    "hiredis": "libhiredis-dev", "event": "libevent-dev", "uv": "libuv1-dev",
+    "lzo2": "liblzo2-dev", "brotlidec": "libbrotli-dev", "brotlienc": "libbrotli-dev",
+    "gnutls": "libgnutls28-dev", "archive": "libarchive-dev", "ssh2": "libssh2-1-dev",
+    "ssh": "libssh-dev", "git2": "libgit2-dev", "pcre2-8": "libpcre2-dev", "pcre": "libpcre3-dev",
+    "re2": "libre2-dev", "lcms2": "liblcms2-dev", "openjp2": "libopenjp2-7-dev",
+    "harfbuzz": "libharfbuzz-dev", "fribidi": "libfribidi-dev", "ogg": "libogg-dev",
+    "vorbis": "libvorbis-dev", "opus": "libopus-dev", "flac": "libflac-dev",
+    "mpg123": "libmpg123-dev", "samplerate": "libsamplerate0-dev", "jack": "libjack-jackd2-dev",
+    "pulse": "libpulse-dev", "sdl2": "libsdl2-dev", "avcodec": "libavcodec-dev",
+    "avformat": "libavformat-dev", "avutil": "libavutil-dev", "swscale": "libswscale-dev",
+    "tcl": "tcl-dev", "tk": "tk-dev", "cfitsio": "libcfitsio-dev", "cmark": "libcmark-dev",
+    "gdlib": "libgd-dev", "gd": "libgd-dev", "exif": "libexif-dev", "tidy": "libtidy-dev",
+    "enchant-2": "libenchant-2-dev", "hunspell": "libhunspell-dev", "aspell": "libaspell-dev",
+    "uring": "liburing-dev", "aio": "libaio-dev", "numa": "libnuma-dev", "ibverbs": "libibverbs-dev",
+    "bluetooth": "libbluetooth-dev", "evdev": "libevdev-dev", "gpiod": "libgpiod-dev",
+    "ftdi1": "libftdi1-dev", "hidapi-libusb": "libhidapi-dev", "hidapi-hidraw": "libhidapi-dev",
+    "augeas": "libaugeas-dev", "gtk+-3.0": "libgtk-3-dev", "gtk4": "libgtk-4-dev",
+    "cairo-gobject": "libcairo2-dev", "pangocairo": "libpango1.0-dev", "pango": "libpango1.0-dev",
+    "poppler-glib": "libpoppler-glib-dev", "gstreamer-1.0": "libgstreamer1.0-dev",
+    "libsecret-1": "libsecret-1-dev", "secret-1": "libsecret-1-dev", "nss": "libnss3-dev",
 }
 _LINK = re.compile(r"cannot find -l([\w.+-]+)")
 _PKG_CONFIG = re.compile(r"Package '?([\w.+-]+)'?(?:,| was not found in the pkg-config search path)"
@@ -215,7 +316,9 @@ _PKG_CONFIG = re.compile(r"Package '?([\w.+-]+)'?(?:,| was not found in the pkg-
 _BUILD_SCRIPT = re.compile(r"(?:Could not|Cannot|Unable to) find (?:the )?([\w.+-]+) "
                            r"(?:lib(?:rary|raries)?|headers?|development files)", re.IGNORECASE)
 
-_HEADER = re.compile(r"fatal error: ([\w/.+-]+\.h): No such file or directory")
+# gcc's and clang's words for a missing header
+_HEADER = re.compile(r"fatal error: (?:([\w/.+-]+\.h): No such file or directory|'([\w/.+-]+\.h)' "
+                     r"file not found)")
 _TOOL = re.compile(
     r"(?:(?:^|[\s:'\"])([\w.+-]+): (?:command )?not found"
     r"|command '([\w.+-]+)' failed: No such file or directory"
@@ -232,7 +335,7 @@ _LIBRARY = re.compile(r"([\w.+-]+\.so)(?:\.[\d.]+)?: cannot open shared object f
 def debian_packages_for(output: str) -> list[str]:
     """Debian packages whose absence explains `output` (missing headers, tools, libraries)."""
     wanted: list[str] = []
-    for header in _HEADER.findall(output):
+    for header in missing_headers(output):
         if header in HEADER_PACKAGES:
             wanted.append(HEADER_PACKAGES[header])
     for groups in _TOOL.findall(output):
@@ -263,4 +366,13 @@ def missing_tools(output: str) -> list[str]:
 
 def missing_headers(output: str) -> list[str]:
     """Header names reported missing by the C compiler."""
-    return list(dict.fromkeys(_HEADER.findall(output)))
+    return list(dict.fromkeys(gcc or clang for gcc, clang in _HEADER.findall(output)))
+
+
+def missing_system_parts(output: str) -> list[str]:
+    """What a build says the system lacks, named as it names it (``header fuse.h``,
+    ``pkg-config module fuse3``, ``library -lfoo``): also what no table here maps."""
+    parts = [f"header {h}" for h in missing_headers(output)]
+    parts += [f"pkg-config module {m}" for m in _PKG_CONFIG.findall(output)]
+    parts += [f"library -l{name}" for name in _LINK.findall(output)]
+    return list(dict.fromkeys(parts))

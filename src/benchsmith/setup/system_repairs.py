@@ -29,7 +29,7 @@ def without_system_packages(diagnosis: Diagnosis, more_plans: bool) -> str | Non
     stop): what the failure needs, and the options that provide it."""
     if diagnosis.kind == "needs_service":  # another install set would not help
         return local_reason(diagnosis.facts.get("services", []))
-    if diagnosis.kind == "system_packages" and not more_plans:
+    if diagnosis.kind == "system_packages" and diagnosis.facts.get("apt") and not more_plans:
         return ("this backend installs no system packages: allow it with --system-packages "
                 "(as root on a Debian-like host), or use --backend docker")
     return None
