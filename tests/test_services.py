@@ -483,3 +483,31 @@ def test_docker_starts_mariadb_with_the_ci_users_and_database(make_repo, tmp_pat
     assert [s.kind for s in record.plan.services] == ["mysql"]
     assert "mariadb-server" in record.install[0] and "mariadb-server" in record.system_packages
     assert record.test[0].startswith("benchsmith-services && ")
+
+
+@pytest.mark.slow
+def test_local_backend_starts_mariadb_on_the_host_with_system_packages(make_repo, tmp_path: Path) -> None:
+    import os
+
+    if os.geteuid() != 0:
+        pytest.fail("this test installs and starts MariaDB on the host: run it as root on Debian")
+    if listening("mysql"):
+        pytest.skip("a MySQL server already listens on this machine")
+    before = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", "mariadb-server"],
+                            capture_output=True, text=True).stdout.strip()
+    repo = make_repo("mysqlshop", {
+        "pyproject.toml": PYPROJECT.format(name="mysqlshop", deps='"PyMySQL==1.0.3"'),
+        "src/mysqlshop/__init__.py": "", "tests/test_db.py": MYSQL_TESTS,
+        ".github/workflows/ci.yml": MYSQL_SERVICE_WORKFLOW,
+    })
+    options = SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes"),
+                                                      system_packages=True), use_refdb=False)
+    try:
+        record = SetupEngine(options).setup(str(repo.path), on_date=PIN_DATE)
+        assert record.status == "validated", (record.failure_reason,
+                                              record.iterations[-1].commands[-1].log_tail)
+        assert record.iterations[0].origin == "rules" and record.tests.PASSED == 3
+        assert record.test[0].startswith("benchsmith-services && ")
+        assert ("mariadb-server" in record.system_packages) == (before != "installed")
+    finally:  # the package stays; its server does not keep running on the host
+        subprocess.run(["service", "mariadb", "stop"], capture_output=True)

@@ -39,7 +39,9 @@ Resolved 3 packages in 210ms
 """
 
 
-@pytest.mark.parametrize(("line", "packages"), [
+# The three shapes: a header (gcc's and clang's words), a pkg-config module (pkg-config's and
+# pkgconf's words, or pkg-config itself missing), a library the linker cannot find.
+LOG_LINES = [
     ("src/fusebind.c:2:10: fatal error: fuse.h: No such file or directory", ["libfuse-dev"]),
     ("src/fusebind.c:2:10: fatal error: 'fuse3/fuse_lowlevel.h' file not found", ["libfuse3-dev"]),
     ("Package fuse3 was not found in the pkg-config search path.", ["libfuse3-dev"]),
@@ -47,15 +49,17 @@ Resolved 3 packages in 210ms
     ("/bin/sh: 1: pkg-config: not found", ["pkg-config"]),
     ("/usr/bin/ld: cannot find -lfuse3: No such file or directory", ["libfuse3-dev"]),
     ("/usr/bin/ld: cannot find -ljansson", ["libjansson-dev"]),
-])
-def test_a_build_log_names_the_debian_package_of_a_header_module_or_library(
-        line: str, packages: list[str]) -> None:
-    log = UV_BUILD_FAILURE.format(line=line)
-    assert debian_packages_for(log) == packages
-    diagnosis = diagnose_install(ExecResult(command="uv pip install -e .", returncode=1,
-                                            output=log, duration_s=1), ["app"])
-    assert diagnosis.kind == "system_packages" and diagnosis.facts["apt"] == packages
-    assert diagnosis.category == "installation"
+]
+
+
+def test_a_build_log_names_the_debian_package_of_a_header_module_or_library() -> None:
+    for line, packages in LOG_LINES:
+        log = UV_BUILD_FAILURE.format(line=line)
+        assert debian_packages_for(log) == packages, line
+        diagnosis = diagnose_install(ExecResult(command="uv pip install -e .", returncode=1,
+                                                output=log, duration_s=1), ["app"])
+        assert diagnosis.kind == "system_packages" and diagnosis.facts["apt"] == packages, line
+        assert diagnosis.category == "installation"
 
 
 def _repair(log: str, apt: bool) -> tuple[str, tuple[Plan, str] | None]:
