@@ -17,6 +17,7 @@ from benchsmith.sandbox import DockerSandboxConfig, LocalSandboxConfig
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.diagnose import diagnose_install
 from benchsmith.setup.engine import SetupEngine, SetupOptions
+from benchsmith.setup.record import SetupRecord
 from benchsmith.setup.repair import RuleRepairer
 from benchsmith.setup.system_packages import debian_packages_for, missing_system_parts
 
@@ -196,11 +197,15 @@ def test_local_backend_installs_system_packages_on_the_host_only_when_allowed(
     assert failed.status == "failed" and len(failed.iterations) == 1
     assert "needs Debian packages: libjansson-dev" in (failed.failure_reason or "")
     assert "--system-packages" in (failed.failure_reason or "") and failed.system_packages == []
-    allowed = SetupEngine(SetupOptions(
-        sandbox=LocalSandboxConfig(tmp_dir=boxes, system_packages=True), use_refdb=False))
-    try:
-        record = allowed.setup(str(repo.path), on_date=PIN_DATE)
+    out = tmp_path / "setup.json"
+    try:  # allowed from the command line
+        result = _cli("setup", str(repo.path), "--date", PIN_DATE, "--system-packages",
+                      "--no-refdb", "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        record = SetupRecord.model_validate_json(out.read_text())
         assert record.status == "validated", record.failure_reason
+        assert record.provenance is not None
+        assert record.provenance.sandbox["system_packages"] is True
         assert record.iterations[0].repair == "install Debian packages libjansson-dev"
         assert record.tests.PASSED == 2
         assert record.system_packages == ["libjansson-dev"]  # what this host did not have
