@@ -85,10 +85,12 @@ def test_a_dependency_that_lacks_a_system_library_is_not_blamed_on_python() -> N
         kind, repaired = _repair(unknown, apt=apt)
         assert kind == "system_packages" and repaired is None
     # A log that blames CPython's C API does switch Python.
-    kind, repaired = _repair(UV_BUILD_FAILURE.format(
-        line="fusebind.c:5:10: fatal error: longintrepr.h: No such file or directory"), apt=True)
-    assert kind == "dependency_build_failed" and repaired is not None
-    assert repaired[0].python == "3.10" and "switch Python 3.11 -> 3.10" in repaired[1]
+    for line in ("fusebind.c:5:10: fatal error: longintrepr.h: No such file or directory",
+                 "fusebind.c:812:21: error: 'PyThreadState' {aka 'struct _ts'} has no member "
+                 "named 'recursion_depth'"):
+        kind, repaired = _repair(UV_BUILD_FAILURE.format(line=line), apt=True)
+        assert kind == "dependency_build_failed" and repaired is not None
+        assert repaired[0].python == "3.10" and "switch Python 3.11 -> 3.10" in repaired[1]
 
 
 # A C extension that includes jansson's header and links its library: libjansson-dev is

@@ -188,7 +188,7 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                              reason=f"building {name} needs {', '.join(dict.fromkeys(modules))}",
                              facts={"modules": list(dict.fromkeys(modules)), "package": [name]},
                              evidence=_tail(out))
-        if python := _PYTHON_BUILD.search(out):  # the log blames this Python's C API
+        if not own and (python := _PYTHON_BUILD.search(out)):  # it blames this Python's C API
             return Diagnosis(category="python", kind="dependency_build_failed",
                              reason=f"{name} does not build on this Python: "
                                     f"{_line_with(out, python)[:160]}",
@@ -203,7 +203,9 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         if not own and name.lower() not in {p.lower() for p in project_packages}:
             # A dependency without a wheel for this Python: older Pythons had wheels.
             return Diagnosis(category="python", kind="dependency_build_failed",
-                             reason=f"dependency {name} does not build on this Python",
+                             reason=f"dependency {name} does not build on this Python (its "
+                                    "log names no missing system part; an older Python may "
+                                    "have its wheel)",
                              facts={"package": [name]}, evidence=_tail(out))
         if own and (fetch := _BUILD_FETCH.search(out)):
             # a build hook that downloads assets from a host the sandbox cannot reach
