@@ -50,6 +50,7 @@ LOG_LINES = [
     ("/bin/sh: 1: pkg-config: not found", ["pkg-config"]),
     ("/usr/bin/ld: cannot find -lfuse3: No such file or directory", ["libfuse3-dev"]),
     ("/usr/bin/ld: cannot find -ljansson", ["libjansson-dev"]),
+    ("OSError: Unable to find libfuse", ["libfuse-dev"]),  # ctypes.util.find_library found none
 ]
 
 
