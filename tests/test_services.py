@@ -351,3 +351,163 @@ def test_local_backend_runs_the_tests_on_the_projects_defaults_without_the_ci_se
     assert record.iterations[0].origin == "rules, without services"
     assert record.plan is not None and record.plan.services == []
     assert "DB_BACKEND" not in record.plan.env and "DB_BACKEND" not in record.test[0]
+
+
+MARIADB_COMPOSE = """
+services:
+  db:
+    image: mariadb:10.11
+    environment:
+      MARIADB_USER: blog
+      MARIADB_PASSWORD: 1234
+      MARIADB_DATABASE: blog_test
+      MARIADB_ALLOW_EMPTY_ROOT_PASSWORD: yes
+"""
+URL_WORKFLOW = """
+on: [push]
+jobs:
+  test:
+    services:
+      db:
+        image: mysql:5.7
+        env:
+          MYSQL_ALLOW_EMPTY_PASSWORD: "yes"
+    env:
+      DATABASE_URL: mysql+pymysql://app:s%40cret@127.0.0.1:3306/app_db?charset=utf8mb4
+    steps:
+      - run: pytest
+"""
+DJANGO_TEST_SETTINGS = """
+import os
+
+SECRET_KEY = "not secret"
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.mysql",
+        "NAME": "wiki",
+        "USER": os.environ.get("DB_USER", "wiki"),
+        "PASSWORD": os.environ.get("DB_PASSWORD", "wikipw"),
+        "HOST": "127.0.0.1",
+    }
+}
+"""
+
+
+def test_mysql_credentials_come_from_ci_compose_urls_and_django_settings(tmp_path: Path) -> None:
+    def mysql(files: dict[str, str]) -> Service:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        context = _context(root, {"pyproject.toml": PYPROJECT.format(name="app", deps=""), **files})
+        return next(s for s in context.services if s.kind == "mysql")
+
+    ci = mysql({".github/workflows/ci.yml": MYSQL_SERVICE_WORKFLOW})
+    assert (ci.user, ci.password, ci.database, ci.root_password) == ("shop", "shoppw", "shop_test",
+                                                                     "rootpw")
+    compose = mysql({"docker-compose.yml": MARIADB_COMPOSE})  # YAML reads yes and 1234 as others
+    assert (compose.user, compose.password, compose.database, compose.root_password) == (
+        "blog", "1234", "blog_test", "")
+    # the job's connection URL fills in what its service's settings leave out
+    url = mysql({".github/workflows/ci.yml": URL_WORKFLOW})
+    assert (url.user, url.password, url.database) == ("app", "s@cret", "app_db")
+    settings = mysql({"tests/settings.py": DJANGO_TEST_SETTINGS})
+    assert (settings.user, settings.password, settings.database, settings.source) == (
+        "wiki", "wikipw", "wiki", "tests/settings.py")
+    script = start_script([ci])
+    assert "IDENTIFIED BY '\"'\"'shoppw'\"'\"'" in script and "CREATE DATABASE IF NOT EXISTS `shop_test`" in script
+    assert subprocess.run(["sh", "-n"], input=script, text=True).returncode == 0
+    env = service_env([ci])
+    assert (env["MYSQL_USER"], env["MYSQL_PASSWORD"], env["MYSQL_DATABASE"]) == ("shop", "shoppw", "shop_test")
+
+
+MYSQL_SERVICE_WORKFLOW = """
+name: tests
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    services:
+      mysql:
+        image: mysql:8.0
+        env:
+          MYSQL_USER: shop
+          MYSQL_PASSWORD: shoppw
+          MYSQL_DATABASE: shop_test
+          MYSQL_ROOT_PASSWORD: rootpw
+        ports: ["3306:3306"]
+    steps:
+      - run: pip install -e .[test]
+      - run: pytest tests
+"""
+MYSQL_TESTS = """
+import pymysql
+
+
+def test_create_and_select_in_the_expected_database():
+    db = pymysql.connect(host="127.0.0.1", port=3306, user="shop", password="shoppw",
+                         database="shop_test")
+    with db.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS items (name varchar(20))")
+        cur.execute("INSERT INTO items VALUES ('one')")
+        db.commit()
+        cur.execute("SELECT count(*) FROM items")
+        assert cur.fetchone()[0] >= 1
+
+
+def test_root_with_the_ci_password():
+    db = pymysql.connect(host="127.0.0.1", user="root", password="rootpw")
+    with db.cursor() as cur:
+        cur.execute("SELECT VERSION()")
+        assert "MariaDB" in cur.fetchone()[0]
+
+
+def test_the_socket():
+    db = pymysql.connect(unix_socket="/run/mysqld/mysqld.sock", user="shop", password="shoppw",
+                         database="shop_test")
+    with db.cursor() as cur:
+        cur.execute("SELECT DATABASE()")
+        assert cur.fetchone()[0] == "shop_test"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_docker_starts_mariadb_with_the_ci_users_and_database(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("mysqlshop", {
+        "pyproject.toml": PYPROJECT.format(name="mysqlshop", deps='"PyMySQL==1.0.3"'),
+        "src/mysqlshop/__init__.py": "", "tests/test_db.py": MYSQL_TESTS,
+        ".github/workflows/ci.yml": MYSQL_SERVICE_WORKFLOW,
+    })
+    options = SetupOptions(sandbox=DockerSandboxConfig(), use_refdb=False, commit_images=False)
+    record = SetupEngine(options).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", (record.failure_reason, record.iterations[-1].commands[-1].log_tail)
+    assert len(record.iterations) == 1 and record.tests.PASSED == 3
+    assert [s.kind for s in record.plan.services] == ["mysql"]
+    assert "mariadb-server" in record.install[0] and "mariadb-server" in record.system_packages
+    assert record.test[0].startswith("benchsmith-services && ")
+
+
+@pytest.mark.slow
+def test_local_backend_starts_mariadb_on_the_host_with_system_packages(make_repo, tmp_path: Path) -> None:
+    import os
+
+    if os.geteuid() != 0:
+        pytest.fail("this test installs and starts MariaDB on the host: run it as root on Debian")
+    if listening("mysql"):
+        pytest.skip("a MySQL server already listens on this machine")
+    before = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", "mariadb-server"],
+                            capture_output=True, text=True).stdout.strip()
+    repo = make_repo("mysqlshop", {
+        "pyproject.toml": PYPROJECT.format(name="mysqlshop", deps='"PyMySQL==1.0.3"'),
+        "src/mysqlshop/__init__.py": "", "tests/test_db.py": MYSQL_TESTS,
+        ".github/workflows/ci.yml": MYSQL_SERVICE_WORKFLOW,
+    })
+    options = SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes"),
+                                                      system_packages=True), use_refdb=False)
+    try:
+        record = SetupEngine(options).setup(str(repo.path), on_date=PIN_DATE)
+        assert record.status == "validated", (record.failure_reason,
+                                              record.iterations[-1].commands[-1].log_tail)
+        assert record.iterations[0].origin == "rules" and record.tests.PASSED == 3
+        assert record.test[0].startswith("benchsmith-services && ")
+        assert ("mariadb-server" in record.system_packages) == (before != "installed")
+    finally:  # the package stays; its server does not keep running on the host
+        subprocess.run(["service", "mariadb", "stop"], capture_output=True)

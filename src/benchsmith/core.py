@@ -132,6 +132,7 @@ class Service(BaseModel):
     user: str | None = None
     password: str | None = None
     database: str | None = None
+    root_password: str | None = None  # MySQL/MariaDB: the administrator's, beside `user`'s
     source: str = ""  # where the need was seen: a file, or "test output"
 
 

@@ -32,6 +32,7 @@ _SANDBOX: dict[str, tuple[Any, Any]] = {
     "memory": (Annotated[str, typer.Option("--memory", help="Docker: memory limit per container, e.g. 4g.")], "4g"),
     "pids_limit": (Annotated[int, typer.Option("--pids-limit", help="Docker: processes and threads per container (a fork bomb stops there).")], 16384),
     "disk": (Annotated[str, typer.Option("--disk", help="Docker: disk space one command may use, e.g. 10g (0: no limit).")], "10g"),
+    "system_packages": (Annotated[bool, typer.Option("--system-packages", help="Local: install the Debian packages and services the setup needs on this host with apt-get (root on Debian only; Docker always installs them in its containers).")], False),
 }
 _ENGINE: dict[str, tuple[Any, Any]] = {
     "max_iterations": (Annotated[int, typer.Option("--max-iterations", min=0, help="Repair rounds after the first attempt.")], 4),
@@ -75,7 +76,8 @@ def only_instances(ids: list[str] | None, available: Iterable[str]) -> set[str] 
 
 
 def sandbox_config(backend: str, network: str, ca_bundle: str | None, cpus: float,
-                   memory: str, pids_limit: int = 16384, disk: str = "10g") -> SandboxConfig:
+                   memory: str, pids_limit: int = 16384, disk: str = "10g",
+                   system_packages: bool = False) -> SandboxConfig:
     """The checked configuration of the chosen backend; one error line when it cannot run."""
     from pydantic import ValidationError
 
@@ -86,7 +88,8 @@ def sandbox_config(backend: str, network: str, ca_bundle: str | None, cpus: floa
         parse_backend(backend)
         if ca_bundle and not Path(ca_bundle).is_file():
             raise BenchsmithError(f"CA bundle not found: {ca_bundle}")
-        config: SandboxConfig = LocalSandboxConfig() if backend == "local" else DockerSandboxConfig(
+        config: SandboxConfig = LocalSandboxConfig(
+            system_packages=system_packages) if backend == "local" else DockerSandboxConfig(
             network_mode=network, ca_bundle=ca_bundle, cpus=cpus, memory=memory,
             pids_limit=pids_limit, disk=None if disk.strip() in ("0", "") else disk)
         if removed := check_backend(config):

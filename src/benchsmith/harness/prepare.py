@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -25,6 +26,19 @@ def install_env(python: str, exclude_newer: str, packages: dict[str, str] | None
                     "PIP_CONFIG_FILE": os.devnull, "PIP_NO_PYTHON_VERSION_WARNING": "1",
                     "PIP_NO_INPUT": "1"})
     return env
+
+
+def absent_packages(sandbox: Sandbox, packages: list[str]) -> list[str]:
+    """Of the Debian `packages`, those the sandbox's system has not installed (all of them
+    where dpkg cannot tell)."""
+    if not packages:
+        return []
+    query = sandbox.exec("dpkg-query -W -f='${Package} ${db:Status-Status}\\n' "
+                         + " ".join(shlex.quote(p) for p in packages) + " 2>/dev/null; true",
+                         timeout=60)
+    installed = {line.split()[0].split(":")[0] for line in query.output.splitlines()
+                 if line.strip().endswith(" installed")}
+    return [p for p in packages if p not in installed]
 
 
 def stage(sandbox: Sandbox, repo_dir: Path, python: str, install: list[str]) -> Diagnosis | None:

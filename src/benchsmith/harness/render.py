@@ -60,13 +60,18 @@ def _join(words: list[str]) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
+def system_packages(plan: Plan, apt: bool = True) -> list[str]:
+    """The Debian packages `plan` installs (its own and its services'); none without `apt`."""
+    return sorted(set(plan.apt_packages) | set(svc.debian_packages(plan.services))) if apt else []
+
+
 def render_install(plan: Plan, apt: bool = True) -> list[str]:
     """The install commands: Debian packages (and the services' start script), build tools,
     one uv resolution for everything, then the steps the tests ask for (`plan.prepare`).
     `apt=False`: no system packages and no services."""
     commands: list[str] = []
-    system = sorted(set(plan.apt_packages) | set(svc.debian_packages(plan.services) if apt else []))
-    if apt and system:
+    system = system_packages(plan, apt)
+    if system:
         commands.append(
             "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
             "--no-install-recommends " + _join(system)

@@ -60,18 +60,24 @@ def _postgresql(service: Service) -> list[str]:
 
 
 def _mysql(service: Service) -> list[str]:
-    root = _sql(service.password if service.user in (None, "root") and service.password else "")
-    statements = [
-        "ALTER USER 'root'@'localhost' IDENTIFIED VIA unix_socket OR mysql_native_password "
-        f"USING PASSWORD('{root}')",
-        f"CREATE DATABASE IF NOT EXISTS `{service.database or 'test'}`",
-    ]
-    if service.user and service.user != "root":
-        statements += [
-            f"CREATE USER IF NOT EXISTS '{_sql(service.user)}'@'%' IDENTIFIED BY "
-            f"'{_sql(service.password or '')}'",
-            f"GRANT ALL ON *.* TO '{_sql(service.user)}'@'%'",
-        ]
+    """MariaDB as the official MySQL/MariaDB images set it up: root with its password (or
+    none), from the socket and from any host; the database; the user, granted everything (a
+    Django suite creates ``test_<name>`` databases)."""
+    user = service.user if service.user != "root" else None
+    root = service.root_password
+    if root is None:
+        root = (service.password or "") if service.user == "root" else ""
+    accounts = [("root", _sql(root))] + ([(user, _sql(service.password or ""))] if user else [])
+    statements = ["ALTER USER 'root'@'localhost' IDENTIFIED VIA unix_socket OR "
+                  f"mysql_native_password USING PASSWORD('{_sql(root)}')"]
+    for name, password in accounts:
+        for host in ("%",) if name == "root" else ("localhost", "%"):
+            account = f"'{_sql(name)}'@'{host}'"
+            statements += [f"CREATE USER IF NOT EXISTS {account}",
+                           f"ALTER USER {account} IDENTIFIED BY '{password}'",
+                           f"GRANT ALL ON *.* TO {account} WITH GRANT OPTION"]
+    database = (service.database or "test").replace("`", "``")
+    statements.append(f"CREATE DATABASE IF NOT EXISTS `{database}`")
     return [
         "if ! mysqladmin ping -s >/dev/null 2>&1; then service mariadb start >/dev/null; fi",
         "wait_for mysqladmin ping -s",
@@ -121,9 +127,11 @@ def service_env(services: list[Service]) -> dict[str, str]:
             if service.database:
                 env["PGDATABASE"] = service.database
         elif service.kind == "mysql":
-            env.update(MYSQL_HOST="127.0.0.1", MYSQL_TCP_PORT="3306")
-            if service.user:
-                env["MYSQL_USER"] = service.user
+            env.update(MYSQL_HOST="127.0.0.1", MYSQL_TCP_PORT="3306", MYSQL_PORT="3306",
+                       MYSQL_UNIX_PORT="/run/mysqld/mysqld.sock")
+            env.update({key: value for key, value in (
+                ("MYSQL_USER", service.user), ("MYSQL_PASSWORD", service.password),
+                ("MYSQL_DATABASE", service.database)) if value is not None})
         elif service.kind == "redis":
             env.update(REDIS_HOST="127.0.0.1", REDIS_PORT="6379",
                        REDIS_URL="redis://127.0.0.1:6379/0")
@@ -157,4 +165,5 @@ def local_reason(kinds: list[str]) -> str:
                          f"check its credentials")
         else:
             parts.append(f"needs service {kind}: nothing listens on 127.0.0.1:{port}")
-    return "; ".join(parts + ["the local backend starts no services (use --backend docker)"])
+    return "; ".join(parts + ["this backend starts no services (allow it with --system-packages "
+                              "as root on a Debian-like host, or use --backend docker)"])

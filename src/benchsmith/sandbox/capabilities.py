@@ -19,7 +19,7 @@ class SandboxCapabilities(BaseModel):
 
     @property
     def apt(self) -> bool:
-        """Whether commands may install Debian packages (never on the host)."""
+        """Whether commands may install Debian packages (and start services from them)."""
         return False
 
     @property

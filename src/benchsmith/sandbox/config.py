@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import ConfigDict, Field
@@ -34,6 +35,14 @@ class LocalSandboxConfig(SandboxCapabilities):
     root: str | None = None
     """Use this directory (created if missing, never deleted) instead of a fresh temporary one:
     a persistent environment that later sandboxes reopen."""
+    system_packages: bool = False
+    """Let commands install Debian packages and start services on this machine with apt-get
+    (root on a Debian-like host only; see :func:`host_apt_problem`)."""
+
+    @property
+    def apt(self) -> bool:
+        """Whether commands may install Debian packages on this machine (`system_packages`)."""
+        return self.system_packages
 
 
 SandboxConfig = Annotated[LocalSandboxConfig | DockerSandboxConfig, Field(discriminator="type")]
@@ -49,6 +58,19 @@ def parse_backend(name: str) -> str:
     return name
 
 
+def host_apt_problem() -> str | None:
+    """Why this machine cannot install Debian packages for its sandboxes (None: it can): it
+    must be Debian-like, have apt-get, and run benchsmith as root."""
+    import os
+    import shutil
+
+    if not Path("/etc/debian_version").is_file() or shutil.which("apt-get") is None:
+        return "this host is not Debian-like (no /etc/debian_version or apt-get)"
+    if os.geteuid() != 0:
+        return "installing Debian packages needs root"
+    return None
+
+
 def check_backend(config: LocalSandboxConfig | DockerSandboxConfig) -> list[str]:
     """Raise a one-line BenchsmithError when the backend cannot run here (no Docker engine).
 
@@ -56,6 +78,11 @@ def check_backend(config: LocalSandboxConfig | DockerSandboxConfig) -> list[str]
     directories and, on Docker, their containers; returns what was removed."""
     from benchsmith.sandbox.tools import remove_stale_scratch
 
+    if config.type == "local" and config.system_packages and (problem := host_apt_problem()):
+        from benchsmith.core import BenchsmithError
+
+        raise BenchsmithError(f"--system-packages: {problem}; run as root on a Debian-like host, "
+                              "or use --backend docker")
     removed = remove_stale_scratch((config.tmp_dir,) if config.type == "local" and config.tmp_dir
                                    else ())
     if config.type == "docker":

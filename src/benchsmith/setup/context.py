@@ -12,7 +12,7 @@ from benchsmith.harness.checkout import missing_files, missing_submodules
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.sources.ci import read_other_ci
 from benchsmith.setup.sources.collector import Collector
-from benchsmith.setup.sources.django import read_django_settings
+from benchsmith.setup.sources.django import read_database_settings, read_django_settings
 from benchsmith.setup.sources.docs import read_docs
 from benchsmith.setup.sources.frameworks import detect_frameworks
 from benchsmith.setup.sources.github_actions import read_github_actions
@@ -48,6 +48,7 @@ READERS = (
     read_conftest_options,
     read_makefile,
     read_django_settings,
+    read_database_settings,
     read_test_scripts,
     read_docs,
     read_layout,

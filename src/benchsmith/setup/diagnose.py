@@ -8,7 +8,12 @@ from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.harness.testrun import MAX_HUNG
 from benchsmith.parsing import pytest_rootdir, running_test, service_failures
 from benchsmith.parsing.failure_groups import collection_errors, failure_groups
-from benchsmith.setup.system_packages import debian_packages_for, missing_tools
+from benchsmith.setup.knowledge.removed_apis import REMOVED_APIS
+from benchsmith.setup.system_packages import (
+    debian_packages_for,
+    missing_system_parts,
+    missing_tools,
+)
 from benchsmith.setup.test_environment import environment_causes
 
 _NETWORK = re.compile(
@@ -78,7 +83,13 @@ _UNKNOWN_MARK = re.compile(r"'([\w]+)' not found in `markers` configuration opti
 _FIXTURE = re.compile(r"fixture '([\w]+)' not found")
 _INI_KEY = re.compile(r"Unknown config option: ([\w-]+)")
 _MISSING_PATH = re.compile(r"ERROR: (?:file or directory|file|module or package) not found: (\S+)")
-_HEADER = re.compile(r"fatal error: ([\w/.+-]+\.h): No such file or directory")
+# A C extension's build that fails on the Python it builds for: a header CPython no longer
+# ships, a C API it removed or changed (old Cython output on a newer Python).
+_PYTHON_BUILD = re.compile(
+    r"fatal error: (?:longintrepr|cStringIO|pymem|eval)\.h: No such file|"
+    r"error: [^\n]*\b_?Py\w+\b[^\n]*(?:undeclared|has no member|incomplete type|implicit declaration)|"
+    r"implicit declaration of function '_?Py\w+'|error: too (?:few|many) arguments to function '_?Py\w+'|"
+    r"error: [^\n]*'(?:tp_print|ob_shash|recursion_depth|curexc_\w+|exc_type|use_tracing)'")
 # A test that asks for a step of the project's own first: "Please run the following command to
 # populate it: python3 scripts/update_package_cache.py data /abs/checkout/.cache", "run
 # `./build.sh` first". Only a script of the repository is ever run (the repair checks).
@@ -89,20 +100,6 @@ _RUN_FIRST = re.compile(
 _WARNING_ERROR = re.compile(r"^E\s+(?:\w+\.)*(Deprecation|PendingDeprecation|Resource|Future|User)Warning:",
                             re.MULTILINE)
 
-# Errors that mean "this code predates the Python it runs on"; value: newest Python that works.
-REMOVED_APIS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"cannot import name '(\w+)' from 'collections'|module 'collections' has no attribute '(Mapping|MutableMapping|Sequence|Iterable|Callable|OrderedDict|Set|Hashable)'"), "3.9"),
-    (re.compile(r"required field \"lineno\" missing from alias"), "3.9"),
-    (re.compile(r"unexpected keyword argument 'loop'"), "3.9"),
-    (re.compile(r"(module 'asyncio' has no attribute 'coroutine'|cannot import name 'coroutine' from 'asyncio')"), "3.10"),
-    (re.compile(r"(module 'inspect' has no attribute '(getargspec|formatargspec)'|cannot import name '(getargspec|formatargspec)' from 'inspect')"), "3.10"),
-    (re.compile(r"module 'ast' has no attribute '(Str|Num|NameConstant|Bytes|Ellipsis)'"), "3.11"),
-    (re.compile(r"module 'pkgutil' has no attribute 'ImpImporter'"), "3.11"),
-    (re.compile(r"module 'configparser' has no attribute 'SafeConfigParser'|cannot import name 'SafeConfigParser'"), "3.11"),
-    (re.compile(r"module 'unittest' has no attribute 'makeSuite'|has no attribute 'assertEquals'|has no attribute 'assertRegexpMatches'"), "3.11"),
-    (re.compile(r"object has no attribute 'isAlive'|module 'base64' has no attribute 'encodestring'|'array.array' object has no attribute 'tostring'|module 'fractions' has no attribute 'gcd'"), "3.8"),
-    (re.compile(r"module 'time' has no attribute 'clock'|cannot import name 'escape' from 'cgi'"), "3.7"),
-]
 
 
 def _tail(text: str, lines: int = 15) -> str:
@@ -202,17 +199,24 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                 reason += f" (setup.py imports {imported[0]}, which imports them)"
             return Diagnosis(category="installation", kind="build_dependency_missing",
                              reason=reason, facts=facts, evidence=_tail(out))
-        if header := _HEADER.search(out):
-            if header.group(1) == "Python.h":
-                reason = "Python headers are missing (python3-dev)"
-            else:
-                reason = f"a system library header is missing: {header.group(1)}"
+        if not own and (python := _PYTHON_BUILD.search(out)):  # it blames this Python's C API
+            return Diagnosis(category="python", kind="dependency_build_failed",
+                             reason=f"{name} does not build on this Python: "
+                                    f"{_line_with(out, python)[:160]}",
+                             facts={"package": [name]}, evidence=_tail(out))
+        if parts := missing_system_parts(out):
+            # A header, pkg-config module or library no Debian package here is known for: the
+            # system lacks it, and another Python would lack it too.
             return Diagnosis(category="installation", kind="system_packages",
-                             reason=reason, facts={"headers": [header.group(1)]}, evidence=_tail(out))
+                             reason=f"building {name} needs what the system lacks: "
+                                    f"{', '.join(parts)} (no Debian package known for it)",
+                             facts={"missing": parts, "package": [name]}, evidence=_tail(out))
         if not own and name.lower() not in {p.lower() for p in project_packages}:
             # A dependency without a wheel for this Python: older Pythons had wheels.
             return Diagnosis(category="python", kind="dependency_build_failed",
-                             reason=f"dependency {name} does not build on this Python",
+                             reason=f"dependency {name} does not build on this Python (its "
+                                    "log names no missing system part; an older Python may "
+                                    "have its wheel)",
                              facts={"package": [name]}, evidence=_tail(out))
         if own and (fetch := _BUILD_FETCH.search(out)):
             # a build hook that downloads assets from a host the sandbox cannot reach

@@ -26,8 +26,8 @@ from benchsmith.core import (
 )
 from benchsmith.harness.checkout import Checkout, materialize, resolve
 from benchsmith.harness.history import sealed
-from benchsmith.harness.render import leaving_out, plan_spec, render_spec
-from benchsmith.harness.services import local_reason
+from benchsmith.harness.prepare import absent_packages
+from benchsmith.harness.render import leaving_out, plan_spec, render_spec, system_packages
 from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
 from benchsmith.sandbox.config import close_all_sandboxes, make_sandbox
 from benchsmith.sandbox.store import environment_name
@@ -47,6 +47,7 @@ from benchsmith.setup.record import (
 )
 from benchsmith.setup.refdb import ReferenceDB, ReferencePlans
 from benchsmith.setup.repair import RuleRepairer
+from benchsmith.setup.system_repairs import without_system_packages
 
 Progress = Callable[[str], None]
 
@@ -201,12 +202,8 @@ class SetupEngine:
                     before_repair = (plan, outcome, diagnosis.kind, repaired[1])
                 plan, iteration.repair = repaired
                 origin = "repair"
-            elif diagnosis.kind == "system_packages" and not self.apt and not candidates:
-                diagnosis.reason += (" (the local backend installs no system packages;"
-                                     " use --backend docker)")
-                break
-            elif diagnosis.kind == "needs_service" and not self.apt:  # another install set won't help
-                diagnosis.reason += f" ({local_reason(diagnosis.facts.get('services', []))})"
+            elif not self.apt and (why_not := without_system_packages(diagnosis, bool(candidates))):
+                diagnosis.reason += f" ({why_not})"
                 break
             elif candidates:
                 why = ("the reused plan failed" if fresh_start
@@ -312,13 +309,17 @@ class SetupEngine:
             if staged := ecosystem.stage(sandbox, host_repo, plan, install):
                 iteration.diagnosis = staged
                 return self._finish(iteration, started), counts
+            absent = absent_packages(sandbox, system_packages(plan, self.apt))
             for command in install:
                 result = sandbox.exec(command, env=env, timeout=self.options.install_timeout_s)
                 iteration.commands.append(command_run("install", result))
                 if not result.ok:
                     iteration.diagnosis = self._repairer(plan).diagnose(plan, result, "install",
                                                                         context)
-                    return self._finish(iteration, started), counts
+                    break
+            iteration.system_packages = [p for p in absent if p not in absent_packages(sandbox, absent)]
+            if iteration.diagnosis is not None:
+                return self._finish(iteration, started), counts
             iteration.offline = (self.options.offline_tests and self.options.sandbox.network_cutoff
                                  and sandbox.set_network(False))
             outputs, tests = self._run_tests(sandbox, plan, env, iteration, focus)
@@ -361,12 +362,10 @@ class SetupEngine:
     def _run_tests(self, sandbox: Sandbox, plan: Plan, env: dict[str, str],
                    iteration: Iteration, focus: list[str] | None = None
                    ) -> tuple[list[ExecResult], list[TestResult]]:
-        """Run the plan's test commands through the harness's one test runner (the same
-        reading of outcomes and exit statuses as `build` and `evaluate`). A run whose output
-        stops growing for the stall limit is stopped; the test it was in is recorded as hung
-        and (pytest) left out of a rerun, so a hang costs the stall limit plus one rerun.
-        Hung tests count neither way; a pytest plan keeps them deselected. With `focus`, only
-        those test files run, the way an instance's tests run."""
+        """Run the plan's test commands through the harness's one test runner (as `build` and
+        `evaluate` do). A run whose output stops growing for the stall limit is stopped; its test
+        is recorded as hung, counts neither way and (pytest) stays deselected in a rerun. With
+        `focus`, only those test files run, the way an instance's tests run."""
         def commands(hung: list[str]) -> list[str]:
             if focus:
                 return [render_spec(leaving_out(plan_spec(plan, focus, self.apt), hung))]

@@ -46,6 +46,7 @@ class Iteration(BaseModel):
     optional: list[str] = Field(default_factory=list)
     # test modules pytest could not import ("path: error"), also in a validated round
     collection_errors: list[str] = Field(default_factory=list)
+    system_packages: list[str] = Field(default_factory=list)  # Debian packages it installed
     duration_s: float = 0.0
 
 
@@ -96,6 +97,8 @@ class SetupRecord(BaseModel):
     # of the round reported: test modules that did not import, failing tests by error
     collection_errors: list[str] = Field(default_factory=list)
     failure_groups: list[str] = Field(default_factory=list)  # "count x error (e.g. test)"
+    # Debian packages the rounds installed that their sandbox lacked (local: onto this host)
+    system_packages: list[str] = Field(default_factory=list)
 
     def report(self, plan: Plan, rendered: tuple[list[str], list[str]], iteration: Iteration) -> None:
         """Take the plan (and its rendered commands) and the test bookkeeping of the round
@@ -108,6 +111,7 @@ class SetupRecord(BaseModel):
         self.collection_errors = list(iteration.collection_errors)
         self.failure_groups = list(iteration.diagnosis.facts.get("failure_groups", [])
                                    if iteration.diagnosis else [])
+        self.system_packages = list(dict.fromkeys(p for i in self.iterations for p in i.system_packages))
 
 
 def test_outcome(counts: TestCounts, rate: float | None,

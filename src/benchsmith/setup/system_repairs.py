@@ -10,7 +10,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from benchsmith.core import Diagnosis, Plan, Service
-from benchsmith.harness.services import DEBIAN_PACKAGES
+from benchsmith.harness.services import DEBIAN_PACKAGES, local_reason
 from benchsmith.setup.build_repairs import requirement_key
 from benchsmith.setup.context_model import RepoContext
 
@@ -22,6 +22,17 @@ def repair_system_packages(plan: Plan, diagnosis: Diagnosis, context: RepoContex
         return None
     plan.apt_packages += fresh
     return f"install Debian packages {' '.join(fresh)}"
+
+
+def without_system_packages(diagnosis: Diagnosis, more_plans: bool) -> str | None:
+    """Why a backend that installs no system packages stops at `diagnosis` (None: it need not
+    stop): what the failure needs, and the options that provide it."""
+    if diagnosis.kind == "needs_service":  # another install set would not help
+        return local_reason(diagnosis.facts.get("services", []))
+    if diagnosis.kind == "system_packages" and diagnosis.facts.get("apt") and not more_plans:
+        return ("this backend installs no system packages: allow it with --system-packages "
+                "(as root on a Debian-like host), or use --backend docker")
+    return None
 
 
 def repair_services(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:

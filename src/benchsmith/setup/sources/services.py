@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from benchsmith.core import Service, ServiceKind
 from benchsmith.setup.sources.coerce import as_dict, as_list, as_str
@@ -28,10 +29,14 @@ _SCHEMES: dict[str, ServiceKind] = {"postgres": "postgresql", "postgresql": "pos
 _SERVICE_PORT = re.compile(r"\$\{\{\s*job\.services\.[\w-]+\.ports\[['\"]?(\d+)['\"]?\]\s*\}\}")
 # A variable that configures how tests reach a database or cache (not a URL).
 _CONNECTION_KEY = re.compile(r"DB|DATABASE|SQL|PG|POSTGRES|MARIA|REDIS")
+# user, password, database: the variables the official images (and MariaDB's own names) read
 _CREDENTIALS = {
-    "postgresql": ("POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB"),
-    "mysql": ("MYSQL_USER", "MYSQL_PASSWORD", "MYSQL_DATABASE"),
+    "postgresql": (("POSTGRES_USER",), ("POSTGRES_PASSWORD",), ("POSTGRES_DB",)),
+    "mysql": (("MYSQL_USER", "MARIADB_USER"), ("MYSQL_PASSWORD", "MARIADB_PASSWORD"),
+              ("MYSQL_DATABASE", "MARIADB_DATABASE")),
 }
+_ROOT_PASSWORD = ("MYSQL_ROOT_PASSWORD", "MARIADB_ROOT_PASSWORD")
+_EMPTY_ROOT = ("MYSQL_ALLOW_EMPTY_PASSWORD", "MARIADB_ALLOW_EMPTY_ROOT_PASSWORD")
 
 
 def image_kind(image: str) -> ServiceKind | None:
@@ -47,15 +52,47 @@ def url_kind(value: str) -> ServiceKind | None:
     return _SCHEMES[match.group(1).split("+")[0]] if match else None
 
 
+def _scalar(value: Any) -> str | None:
+    """An environment value as the container sees it (YAML reads ``yes`` and ``1234`` as others)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value) if isinstance(value, (str, int, float)) else None
+
+
+def _first(env: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    return next((value for key in keys if (value := _scalar(env.get(key))) is not None), None)
+
+
 def _service(kind: ServiceKind, env: dict[str, Any], source: str) -> Service:
     service = Service(kind=kind, source=source)
     if kind in _CREDENTIALS:
-        user, password, database = (as_str(env.get(key)) for key in _CREDENTIALS[kind])
-        if kind == "mysql" and not user:
-            root = as_str(env.get("MYSQL_ROOT_PASSWORD"))
-            user, password = ("root", root) if root else (None, password)
+        user, password, database = (_first(env, keys) for keys in _CREDENTIALS[kind])
+        if kind == "mysql":
+            root = _first(env, _ROOT_PASSWORD)
+            if root is None and _first(env, _EMPTY_ROOT) not in (None, "", "no", "false", "0"):
+                root = ""
+            if not user and root:
+                user, password = "root", root
+            service.root_password = root
         service.user, service.password, service.database = user, password, database
     return service
+
+
+def url_service(url: str, source: str) -> Service | None:
+    """The service a connection URL points at, with the credentials and database it names."""
+    match = _URL.search(url)
+    if match is None:
+        return None
+    kind = _SCHEMES[match.group(1).split("+")[0]]
+    try:
+        parts = urlsplit(url[match.start():])
+        user, password = parts.username, parts.password
+    except ValueError:
+        return Service(kind=kind, source=source)
+    database = unquote(parts.path.strip("/")) if kind != "redis" else ""
+    return Service(kind=kind, source=source, user=unquote(user) if user else None,
+                   password=unquote(password) if password is not None else None,
+                   database=database if re.fullmatch(r"[\w$-]+", database) else None)
 
 
 def _env_items(value: Any) -> dict[str, Any]:
@@ -65,10 +102,17 @@ def _env_items(value: Any) -> dict[str, Any]:
     return as_dict(value)
 
 
-def _add(c: Collector, service: Service) -> None:
-    if not any(s.kind == service.kind for s in c.ctx.services):
+def add_service(c: Collector, service: Service) -> None:
+    """Note the tests need `service`; for a kind already noted, fill in what it lacked
+    (credentials a URL or a settings file names)."""
+    known = next((s for s in c.ctx.services if s.kind == service.kind), None)
+    if known is None:
         c.ctx.services.append(service)
-        c.mark(service.source)
+    else:
+        for field in ("user", "password", "database", "root_password"):
+            if getattr(known, field) is None and getattr(service, field) is not None:
+                setattr(known, field, getattr(service, field))
+    c.mark(service.source)
 
 
 def _env_values(c: Collector, env: dict[str, Any], source: str,
@@ -83,10 +127,9 @@ def _env_values(c: Collector, env: dict[str, Any], source: str,
         text = _SERVICE_PORT.sub(r"\1", text)
         if "${{" in text or not re.fullmatch(r"[A-Za-z_]\w*", key):
             continue
-        kind = url_kind(text)
-        if kind is not None:
+        if (service := url_service(text, source)) is not None:
             c.hint(c.ctx.service_env, f"{key}={text}", source)
-            _add(c, Service(kind=kind, source=source))
+            add_service(c, service)
         elif hosts and _CONNECTION_KEY.search(key.upper()) and re.fullmatch(r"[\w.@:/+-]{1,200}", text):
             loopback = text in hosts or (key.upper().endswith(("HOST", "HOSTNAME"))
                                          and not text.startswith("/"))
@@ -106,7 +149,7 @@ def read_services(c: Collector) -> None:
                 spec = as_dict(spec)
                 kind = image_kind(as_str(spec.get("image")) or "")
                 if kind:
-                    _add(c, _service(kind, _env_items(spec.get("env")), path))
+                    add_service(c, _service(kind, _env_items(spec.get("env")), path))
             if services:  # the job that talks to them says where they are
                 hosts = frozenset(str(name) for name in services)
                 _env_values(c, {**workflow_env, **_env_items(job.get("env"))}, path, hosts)
@@ -117,4 +160,4 @@ def read_services(c: Collector) -> None:
             spec = as_dict(spec)
             kind = image_kind(as_str(spec.get("image")) or "")
             if kind:
-                _add(c, _service(kind, _env_items(spec.get("environment")), path))
+                add_service(c, _service(kind, _env_items(spec.get("environment")), path))
