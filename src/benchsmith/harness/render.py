@@ -11,6 +11,7 @@ import shlex
 
 from benchsmith.core import Plan
 from benchsmith.harness import services as svc
+from benchsmith.harness import stand_ins
 from benchsmith.harness.release_files import release_files_command
 from benchsmith.instance import TaskInstance, TestSpec
 from benchsmith.sandbox.pythons import version_key
@@ -68,6 +69,7 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
         )
     if apt and plan.services:
         commands.append(svc.install_command(plan.services))
+    commands += stand_ins.install_commands(plan.stand_ins)
     if plan.release_files:
         commands.append(release_files_command(plan.release_files))
     base = _env_words(plan.build_env) + _installer(plan)
@@ -112,10 +114,11 @@ def _env_prefix(env: dict[str, str]) -> str:
                    for k, v in sorted(env.items()))
 
 
-def _prefix(env: dict[str, str], services: list[str]) -> str:
-    """Start the services (if any), then set the environment: what precedes a test command."""
+def _prefix(env: dict[str, str], services: list[str], hosts: list[str]) -> str:
+    """Start the services and the stand-ins for `hosts` (if any), then set the environment:
+    what precedes a test command."""
     start = f"{svc.START_COMMAND} && " if services else ""
-    return start + _env_prefix(env)
+    return start + stand_ins.start_prefix(hosts) + _env_prefix(env)
 
 
 def test_env(plan: Plan) -> dict[str, str]:
@@ -134,7 +137,8 @@ REPORT_ALL = "-rap"
 def render_test(plan: Plan, apt: bool = True) -> list[str]:
     """The whole-suite test command, asking the runner for per-test results (-rap, -v);
     where services are started (`apt`), it starts them first."""
-    prefix = _prefix(test_env(plan), [s.kind for s in plan.services] if apt else [])
+    prefix = _prefix(test_env(plan), [s.kind for s in plan.services] if apt else [],
+                     plan.stand_ins)
     if plan.runner == "unittest" and plan.entry:
         return [prefix + _join(["python", "-m", *plan.entry, *plan.test_args])]
     if plan.runner == "unittest":
@@ -175,7 +179,8 @@ def plan_spec(plan: Plan, files: list[str], services: bool = True) -> TestSpec:
                     deselect=list(plan.deselect), ini_overrides=dict(plan.ini_overrides),
                     disabled_plugins=list(plan.disabled_plugins), files=list(files),
                     neutralised=list(plan.neutralised),
-                    services=[s.kind for s in svc.unique(plan.services)] if services else [])
+                    services=[s.kind for s in svc.unique(plan.services)] if services else [],
+                    stand_ins=list(plan.stand_ins))
 
 
 def leaving_out(spec: TestSpec, tests: list[str]) -> TestSpec:
@@ -191,7 +196,7 @@ def render_spec(spec: TestSpec, files: list[str] | None = None,
     is appended to a pytest command (options that neutralise plugins for such a run).
     """
     files = spec.files if files is None else files
-    prefix = _prefix(spec.env, spec.services)
+    prefix = _prefix(spec.env, spec.services, spec.stand_ins)
     if spec.runner == "unittest":
         modules = [f.removesuffix(".py").replace("/", ".") for f in files]
         entry = [*spec.entry, *spec.args] if spec.entry else ["unittest", "-v"]

@@ -6,7 +6,14 @@ import re
 
 from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.harness.testrun import MAX_HUNG
-from benchsmith.parsing import pytest_rootdir, running_test, service_failures
+from benchsmith.parsing import (
+    network_failures,
+    pytest_rootdir,
+    running_test,
+    service_failures,
+    unreachable_hosts,
+)
+from benchsmith.setup.context_model import Hint
 from benchsmith.setup.system_packages import debian_packages_for, missing_tools
 
 _NETWORK = re.compile(
@@ -258,6 +265,8 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
                          facts={"services": services}, evidence=_tail(out))
     modules = [m for m in dict.fromkeys(_MISSING_MODULE.findall(out))
                if m.split(".")[0] not in local_names or m.split(".")[0] in project_packages]
+    if not modules and (network := _collection_needs_network(out, result.returncode, runner)):
+        return network
     if not modules and (interrupted := _COLLECTION_INTERRUPTED.search(out)):
         files = list(dict.fromkeys(_COLLECTING.findall(out)))
         return Diagnosis(category="testing", kind="collection_errors",
@@ -351,3 +360,30 @@ def _no_tests(out: str, returncode: int, runner: str) -> bool:
     if runner == "unittest":
         return bool(re.search(r"^Ran 0 tests", out, re.MULTILINE))
     return returncode == 5 or "no tests ran" in out or "collected 0 items" in out
+
+
+def needs_network(tests: list[str], outputs: list[ExecResult],
+                  test_hosts: list[Hint] | None = None) -> Diagnosis:
+    """Every test that ran failed reaching another host: which tests, and which hosts (those
+    the failures name, else those the URLs in the failing tests' modules name)."""
+    hosts = list(dict.fromkeys(h for r in outputs for h in unreachable_hosts(r.output)))
+    modules = {test.split("::", 1)[0] for test in tests}
+    hosts = hosts or list(dict.fromkeys(h.value for h in test_hosts or [] if h.source in modules))
+    where = f"; hosts: {', '.join(hosts)}" if hosts else ""
+    return Diagnosis(category="testing", kind="needs_network",
+                     reason=f"every test that ran needs the network ({len(tests)} tests, "
+                            f"e.g. {tests[0]}{where})",
+                     facts={"hosts": hosts, "tests": tests[:20]})
+
+
+def _collection_needs_network(out: str, returncode: int, runner: str) -> Diagnosis | None:
+    """No test ran because collecting them tried to reach another host."""
+    collecting = _COLLECTION_INTERRUPTED.search(out) or _no_tests(out, returncode, runner)
+    failed = network_failures(out, runner) if collecting else set()
+    if not failed:
+        return None
+    hosts = unreachable_hosts(out)
+    where = f" (hosts: {', '.join(hosts)})" if hosts else ""
+    return Diagnosis(category="testing", kind="needs_network",
+                     reason=f"no test ran: collecting them needs the network{where}",
+                     facts={"hosts": hosts, "files": sorted(failed)}, evidence=_tail(out))

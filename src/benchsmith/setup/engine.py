@@ -12,7 +12,6 @@ from pathlib import Path
 from benchsmith import __version__
 from benchsmith.core import (
     BenchsmithError,
-    Diagnosis,
     ExecResult,
     Plan,
     Planner,
@@ -35,6 +34,7 @@ from benchsmith.sandbox.tools import scratch_dir
 from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import apply_date_rules
+from benchsmith.setup.diagnose import needs_network
 from benchsmith.setup.hosted import add_hosted
 from benchsmith.setup.optional import optional_requirements, skip_reasons
 from benchsmith.setup.options import SetupOptions
@@ -301,6 +301,7 @@ class SetupEngine:
             apply_date_rules(plan, context)
             plan.vendored = []  # this commit's CI decides, at this date
             add_hosted(context, plan)
+            plan.stand_ins = [h.value for h in context.stand_ins]
             plans.append((f"reference {spec.commit[:12]} {spec.date}", plan))
         return plans
 
@@ -342,10 +343,7 @@ class SetupEngine:
                     and self.options.sandbox.snapshots):
                 self._snapshot(sandbox, checkout, iteration)
             if not iteration.validated and rate is None and iteration.needs_network:
-                iteration.diagnosis = Diagnosis(
-                    category="testing", kind="needs_network",
-                    reason=f"every test that ran needs the network "
-                           f"({len(iteration.needs_network)} tests, e.g. {iteration.needs_network[0]})")
+                iteration.diagnosis = needs_network(iteration.needs_network, outputs, context.test_hosts)
             elif not iteration.validated:
                 failed = next((r for r in outputs if not r.ok), outputs[-1])
                 iteration.diagnosis = self.repairer.diagnose(plan, failed, "test", context)

@@ -82,6 +82,7 @@ class SetupRecord(BaseModel):
     # validated on these test files only (a dataset's own tests, `prepare`); empty: the suite
     focus: list[str] = Field(default_factory=list)
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
+    stand_ins: list[str] = Field(default_factory=list)  # public hosts local stand-ins answered for
     tests_offline: bool = False  # the validating tests ran without network access
     network: dict[str, str] = Field(default_factory=dict)  # phase -> the network it had
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out
@@ -95,6 +96,7 @@ class SetupRecord(BaseModel):
         self.pass_rate = iteration.pass_rate
         self.hung, self.crashed = list(iteration.hung), list(iteration.crashed)
         self.needs_network = list(iteration.needs_network)
+        self.stand_ins = list(plan.stand_ins)
 
 
 def test_outcome(counts: TestCounts, rate: float | None,

@@ -1,0 +1,288 @@
+"""Local stand-ins for public test hosts (httpbin.org): found in what the test sources say,
+installed in an environment of their own, started before every test run (offline too), spared
+by the sweep of leftover processes, named in every record; and a suite whose tests all need an
+unreachable host is diagnosed as such. Real git repositories, real installs from PyPI, a real
+server on loopback, and for Docker a real engine."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from benchsmith.core import Plan
+from benchsmith.evaluation.environment import Environments
+from benchsmith.evaluation.run import EvalOptions, Evaluation
+from benchsmith.harness.render import render_install, render_test
+from benchsmith.instance import Prediction, TaskInstance
+from benchsmith.mining.build import InstanceBuilder
+from benchsmith.sandbox import DockerSandboxConfig, LocalSandboxConfig
+from benchsmith.sandbox.config import SandboxConfig, make_sandbox
+from benchsmith.setup.context import gather_context
+from benchsmith.setup.context_model import RepoContext
+from benchsmith.setup.engine import SetupEngine, SetupOptions
+from benchsmith.setup.planner import RulePlanner
+from benchsmith.setup.pyversion import PythonChoice
+
+from .conftest import PIN_DATE
+from .test_mining_build import diff, pr_from
+
+PYPROJECT = """
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "webclient"
+version = "0.1.0"
+
+[project.optional-dependencies]
+test = ["pytest"]
+"""
+
+CLIENT = '''
+import json
+from urllib.parse import urlencode
+from urllib.request import Request, urlopen
+
+
+def get_json(url, **params):
+    if params:
+        url += "?" + urlencode(params)
+    with urlopen(url, timeout=10) as response:
+        return json.loads(response.read().decode("utf-8"))
+
+
+def post_form(url, fields):
+    request = Request(url, data=urlencode(fields).encode("ascii"), method="POST")
+    with urlopen(request, timeout=10) as response:
+        return json.loads(response.read().decode("utf-8"))
+
+
+def header(url, name):
+    request = Request(url, headers={name: "benchsmith"})
+    with urlopen(request, timeout=10) as response:
+        return json.loads(response.read().decode("utf-8"))["headers"].get(name)
+'''
+
+# The pattern of requests' suites of 2012-2016: a public host, overridable by a variable.
+TESTS = '''
+import os
+from urllib.parse import urljoin
+
+from webclient import get_json, header, post_form
+
+HTTPBIN = os.environ.get("HTTPBIN_URL", "http://httpbin.org/")
+
+
+def httpbin(*suffix):
+    return urljoin(HTTPBIN, "/".join(suffix))
+
+
+def test_get_with_params():
+    assert get_json(httpbin("get"), q="1")["args"] == {"q": "1"}
+
+
+def test_post_form():
+    assert post_form(httpbin("post"), {"a": "b"})["form"] == {"a": "b"}
+
+
+def test_custom_header():
+    assert header(httpbin("headers"), "X-Probe") == "benchsmith"
+'''
+
+
+def webclient(make_repo, tests: str = TESTS, extra: dict[str, str] | None = None):
+    return make_repo("webclient", {"pyproject.toml": PYPROJECT, "src/webclient/__init__.py": CLIENT,
+                                   "tests/test_client.py": tests, **(extra or {})})
+
+
+class WithoutStandIns(RulePlanner):
+    """The rule planner with the stand-ins left out: the suite as it was set up before."""
+
+    def plan(self, context: RepoContext, python: PythonChoice, exclude_newer: str) -> Plan:
+        plan = super().plan(context, python, exclude_newer)
+        plan.stand_ins = []
+        return plan
+
+
+def _setup(repo, tmp_path: Path, config: SandboxConfig, planner: RulePlanner | None = None):
+    options = SetupOptions(sandbox=config, commit_images=False, refdb=str(tmp_path / "ref.sqlite"),
+                           use_refdb=False)
+    return SetupEngine(options, planner=planner).setup(str(repo.path), on_date=PIN_DATE)
+
+
+def test_the_test_sources_say_which_stand_ins_a_suite_needs(make_repo, tmp_path: Path) -> None:
+    repo = webclient(make_repo)
+    found = gather_context(repo.path).stand_ins
+    assert [(h.value, h.source) for h in found] == [("httpbin.org", "tests/test_client.py")]
+    # only the variable, at the repository's root (requests' old layout)
+    variable = make_repo("variable", {"setup.py": "from setuptools import setup\nsetup(name='v')\n",
+                                      "test_v.py": "import os\nURL = os.environ['HTTPBIN_URL']\n"})
+    assert [h.value for h in gather_context(variable.path).stand_ins] == ["httpbin.org"]
+    # a suite that serves its own httpbin (pytest-httpbin) gets none
+    own = make_repo("own", {"pyproject.toml": PYPROJECT, "src/webclient/__init__.py": CLIENT,
+                            "tests/test_client.py": TESTS,
+                            "requirements-test.txt": "pytest\npytest-httpbin==1.0.0\n"})
+    assert gather_context(own.path).stand_ins == []
+    # the host in a module that is no test says nothing about the suite
+    docs = make_repo("docs", {"pyproject.toml": PYPROJECT,
+                              "src/webclient/__init__.py": 'EXAMPLE = "http://httpbin.org/get"\n'})
+    assert gather_context(docs.path).stand_ins == []
+
+
+def test_a_plan_with_a_stand_in_installs_it_apart_and_starts_it_before_the_tests() -> None:
+    plan = Plan(python="2.7", exclude_newer="2015-01-01T00:00:00Z", stand_ins=["httpbin.org"])
+    install = render_install(plan)
+    [stand_in] = [c for c in install if "httpbin waitress" in c]
+    assert "--exclude-newer 2024-06-01T00:00:00Z" in stand_in and "$HOME/.benchsmith/stand-ins/httpbin" in stand_in
+    assert not any("httpbin" in c for c in install if c != stand_in)  # never the project's environment
+    [test] = render_test(plan)
+    assert test.startswith('eval "$(sh "$HOME/.benchsmith/stand-ins/httpbin/start")" && python -m pytest')
+
+
+@pytest.mark.slow
+def test_locally_a_suite_calling_httpbin_validates_with_the_stand_in_and_not_without(
+        make_repo, tmp_path: Path) -> None:
+    repo = webclient(make_repo)
+    config = LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes"))
+    record = _setup(repo, tmp_path, config)
+    assert record.status == "validated", record.failure_reason
+    assert record.tests.PASSED == 3 and record.tests.FAILED == 0
+    assert record.stand_ins == ["httpbin.org"] and record.plan and record.plan.stand_ins == ["httpbin.org"]
+    assert record.plan.sources["stand_ins"] == ["tests/test_client.py"]
+    assert any("httpbin waitress" in command for command in record.install)
+    without = _setup(repo, tmp_path / "without", config, WithoutStandIns())
+    assert without.status != "validated"
+    diagnosis = without.iterations[-1].diagnosis
+    assert diagnosis is not None and diagnosis.kind == "needs_network", diagnosis
+    assert diagnosis.facts["hosts"] == ["httpbin.org"] and "ran no tests" not in diagnosis.reason
+    assert without.stand_ins == [] and len(without.needs_network) == 3
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_in_docker_the_suite_validates_offline_with_the_stand_in(make_repo, tmp_path: Path) -> None:
+    record = _setup(webclient(make_repo), tmp_path, DockerSandboxConfig())
+    assert record.status == "validated", record.failure_reason
+    assert record.tests_offline  # the tests were cut off the network: only loopback answered
+    assert record.tests.PASSED == 3 and record.needs_network == []
+    assert record.stand_ins == ["httpbin.org"]
+
+
+PROBE = ('python -c "import os, urllib.request; url = os.environ[\'HTTPBIN_URL\']; '
+         'print(url, urllib.request.urlopen(url + \'get\').status)"')
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_the_sweep_spares_the_stand_in_and_closing_the_sandbox_ends_it(
+        backend: str, tmp_path: Path) -> None:
+    config: SandboxConfig = (LocalSandboxConfig(tmp_dir=str(tmp_path)) if backend == "local"
+                             else DockerSandboxConfig())
+    plan = Plan(python="3.11", exclude_newer="2023-06-01T00:00:00Z", install_project=False,
+                stand_ins=["httpbin.org"])
+    prefix = render_test(plan)[0].split("python -m pytest")[0]
+    sandbox = make_sandbox(config)
+    try:
+        sandbox.setup_python("3.11")
+        for command in render_install(plan):
+            assert sandbox.exec(command, timeout=600).ok
+        sandbox.set_network(False)  # started before tests that run offline too
+        first = sandbox.exec(prefix + PROBE, timeout=120, sweep=True)
+        assert first.ok and first.contained == [], first.output
+        url = re.search(r"(http://127\.0\.0\.1:\d+/) 200", first.output)
+        assert url, first.output
+        again = sandbox.exec(prefix + PROBE, timeout=120, sweep=True)
+        assert again.ok and f"{url.group(1)} 200" in again.output  # the same server, still up
+        listening = sandbox.exec("cat $HOME/.benchsmith/stand-ins/httpbin/port", timeout=60).output.strip()
+    finally:
+        sandbox.close()
+    if backend == "local":  # the container went with its processes; a local server must too
+        import socket
+
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", int(listening)), timeout=2)
+
+
+BUGGY_CLIENT = CLIENT.replace('"?" + urlencode(params)', '"?" + urlencode(params).upper()')
+NEW_TEST = TESTS + '''
+
+def test_lowercase_params():
+    assert get_json(httpbin("get"), name="value")["args"] == {"name": "value"}
+'''
+
+
+@pytest.mark.slow
+def test_build_and_an_offline_evaluation_resolve_a_fix_whose_test_calls_the_stand_in(
+        make_repo, tmp_path: Path) -> None:
+    repo = make_repo("webclient", {"pyproject.toml": PYPROJECT, "src/webclient/__init__.py": BUGGY_CLIENT,
+                                   "tests/test_client.py": TESTS.replace('q="1"', 'Q="1"').replace(
+                                       '{"q": "1"}', '{"Q": "1"}')})
+    base = repo.commit({"README.md": "webclient\n"}, date="2023-05-10T12:00:00+00:00")
+    fix = repo.commit({"src/webclient/__init__.py": CLIENT, "tests/test_client.py": NEW_TEST.replace(
+        'q="1"', 'Q="1"').replace('{"q": "1"}', '{"Q": "1"}')}, "Keep the case of parameters (#2)",
+        date="2023-05-16T12:00:00+00:00")
+    assert diff(repo.path, base, fix)
+    engine = SetupEngine(SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
+                                      refdb=str(tmp_path / "ref.sqlite")))
+    out, log = tmp_path / "instances.jsonl", tmp_path / "build-log.jsonl"
+    pr = pr_from(repo, 2, base, fix)
+    pr.repo = "fixture/webclient"
+    [outcome] = InstanceBuilder(engine).build([pr], out, log)
+    assert outcome.stage == "valid", outcome.reason
+    [line] = out.read_text().splitlines()
+    record = json.loads(line)
+    assert json.loads(record["FAIL_TO_PASS"]) == ["tests/test_client.py::test_lowercase_params"]
+    assert record["test_spec"]["stand_ins"] == ["httpbin.org"]
+    instance = TaskInstance.model_validate(record)
+    environments = Environments(LocalSandboxConfig(), {"fixture/webclient": str(repo.path)}, timeout=600)
+    options = EvalOptions(mode="fix", run_dir=tmp_path / "run", timeout_s=300)
+    gold = Prediction(instance_id=instance.instance_id, model_name_or_path="gold",
+                      model_patch=instance.patch)
+    [report] = Evaluation(options, environments).run({instance.instance_id: instance}, [gold])
+    assert not report.infrastructure_failure, report.infrastructure_reason
+    assert report.network["tests"].startswith("host (package indexes")  # the default: offline
+    assert report.resolved and report.stand_ins == ["httpbin.org"]
+
+
+UNREACHABLE = '''
+from webclient import get_json
+
+API = "http://api.example.invalid/"
+
+
+def test_status():
+    assert get_json(API + "status")["ok"]
+
+
+def test_version():
+    assert get_json(API + "version")["version"]
+'''
+
+AT_COLLECTION = '''
+from webclient import get_json
+
+SCHEMA = get_json("http://schema.example.invalid/v1.json")
+
+
+def test_schema_has_fields():
+    assert SCHEMA["fields"]
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("tests", "host"), [(UNREACHABLE, "api.example.invalid"),
+                                             (AT_COLLECTION, "schema.example.invalid")],
+                         ids=["tests", "collection"])
+def test_a_suite_whose_tests_all_need_an_unreachable_host_is_diagnosed_so(
+        make_repo, tmp_path: Path, tests: str, host: str) -> None:
+    record = _setup(webclient(make_repo, tests), tmp_path,
+                    LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")))
+    assert record.status != "validated" and record.stand_ins == []
+    diagnosis = record.iterations[-1].diagnosis
+    assert diagnosis is not None and diagnosis.kind == "needs_network", diagnosis
+    assert diagnosis.facts["hosts"] == [host] and host in diagnosis.reason
+    assert "ran no tests" not in (record.failure_reason or "")
