@@ -154,12 +154,16 @@ def test_locally_a_suite_calling_httpbin_validates_with_the_stand_in_and_not_wit
     assert record.stand_ins == ["httpbin.org"] and record.plan and record.plan.stand_ins == ["httpbin.org"]
     assert record.plan.sources["stand_ins"] == ["tests/test_client.py"]
     assert any("httpbin waitress" in command for command in record.install)
+    # planned without it (what the test sources say missed): every test fails reaching the
+    # host, and the repair the diagnosis names starts the stand-in
     without = _setup(repo, tmp_path / "without", config, WithoutStandIns())
-    assert without.status != "validated"
-    diagnosis = without.iterations[-1].diagnosis
-    assert diagnosis is not None and diagnosis.kind == "needs_network", diagnosis
-    assert diagnosis.facts["hosts"] == ["httpbin.org"] and "ran no tests" not in diagnosis.reason
-    assert without.stand_ins == [] and len(without.needs_network) == 3
+    first = without.iterations[0]
+    assert not first.validated and first.diagnosis is not None, first
+    assert first.diagnosis.kind == "needs_network" and first.diagnosis.facts["hosts"] == ["httpbin.org"]
+    assert "ran no tests" not in first.diagnosis.reason and len(first.needs_network) == 3
+    assert without.status == "validated", without.failure_reason
+    assert first.repair == "start a local stand-in for httpbin.org before the tests"
+    assert without.stand_ins == ["httpbin.org"] and without.tests.PASSED == 3
 
 
 @pytest.mark.docker
@@ -273,13 +277,18 @@ def test_schema_has_fields():
 '''
 
 
+IN_CONFTEST = {"tests/conftest.py": AT_COLLECTION.replace("def test_", "def check_"),
+               "tests/test_client.py": "def test_nothing():\n    pass\n"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("tests", "host"), [(UNREACHABLE, "api.example.invalid"),
-                                             (AT_COLLECTION, "schema.example.invalid")],
-                         ids=["tests", "collection"])
+@pytest.mark.parametrize(("files", "host"), [({"tests/test_client.py": UNREACHABLE}, "api.example.invalid"),
+                                             ({"tests/test_client.py": AT_COLLECTION}, "schema.example.invalid"),
+                                             (IN_CONFTEST, "schema.example.invalid")],
+                         ids=["tests", "collection", "conftest"])
 def test_a_suite_whose_tests_all_need_an_unreachable_host_is_diagnosed_so(
-        make_repo, tmp_path: Path, tests: str, host: str) -> None:
-    record = _setup(webclient(make_repo, tests), tmp_path,
+        make_repo, tmp_path: Path, files: dict[str, str], host: str) -> None:
+    record = _setup(webclient(make_repo, extra=files), tmp_path,
                     LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")))
     assert record.status != "validated" and record.stand_ins == []
     diagnosis = record.iterations[-1].diagnosis

@@ -19,7 +19,7 @@ from benchsmith.parsing.unittest_log import (
 )
 
 __all__ = ["PytestLogParser", "UnittestLogParser", "network_failures", "parse_test_output",
-           "running_test", "service_failures", "strip_ansi", "unreachable_hosts"]
+           "reaches_network", "running_test", "service_failures", "strip_ansi", "unreachable_hosts"]
 
 # Exceptions and messages of a test that tried to reach another host (sandboxes reach only the
 # package indexes).
@@ -123,6 +123,11 @@ def network_failures(output: str, runner: str) -> set[str]:
     return {name for name, message in messages.items()
             if (_NETWORK.search(message) and not service_failures(message))
             or (service_failures(message) and _elsewhere(message))}
+
+
+def reaches_network(text: str) -> bool:
+    """Whether `text` says something failed trying to reach another host (not a local service)."""
+    return bool(_NETWORK.search(text)) and not service_failures(text)
 
 
 def service_failures(output: str) -> list[str]:

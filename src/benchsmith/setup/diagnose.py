@@ -8,7 +8,9 @@ from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.harness.testrun import MAX_HUNG
 from benchsmith.parsing import (
     network_failures,
+    parse_test_output,
     pytest_rootdir,
+    reaches_network,
     running_test,
     service_failures,
     unreachable_hosts,
@@ -377,10 +379,13 @@ def needs_network(tests: list[str], outputs: list[ExecResult],
 
 
 def _collection_needs_network(out: str, returncode: int, runner: str) -> Diagnosis | None:
-    """No test ran because collecting them tried to reach another host."""
-    collecting = _COLLECTION_INTERRUPTED.search(out) or _no_tests(out, returncode, runner)
-    failed = network_failures(out, runner) if collecting else set()
-    if not failed:
+    """No test ran because collecting them (a test module, a conftest) tried to reach another
+    host."""
+    ran = parse_test_output(out, runner)
+    failed = network_failures(out, runner)
+    if ran and not (failed and (_COLLECTION_INTERRUPTED.search(out) or _no_tests(out, returncode, runner))):
+        return None
+    if not failed and not reaches_network(out):
         return None
     hosts = unreachable_hosts(out)
     where = f" (hosts: {', '.join(hosts)})" if hosts else ""
