@@ -18,6 +18,7 @@ from benchsmith.evaluation.run import EvalOptions, Evaluation
 from benchsmith.harness.render import render_install, render_test
 from benchsmith.instance import Prediction, TaskInstance
 from benchsmith.mining.build import InstanceBuilder
+from benchsmith.parsing import unreachable_hosts
 from benchsmith.sandbox import DockerSandboxConfig, LocalSandboxConfig
 from benchsmith.sandbox.config import SandboxConfig, make_sandbox
 from benchsmith.setup.context import gather_context
@@ -141,6 +142,23 @@ def test_a_plan_with_a_stand_in_installs_it_apart_and_starts_it_before_the_tests
     assert not any("httpbin" in c for c in install if c != stand_in)  # never the project's environment
     [test] = render_test(plan)
     assert test.startswith('eval "$(sh "$HOME/.benchsmith/stand-ins/httpbin/start")" && python -m pytest')
+
+
+REQUESTS_FAILURE = """
+=================================== FAILURES ===================================
+_________________________________ test_get _________________________________
+E   requests.exceptions.ConnectionError: HTTPConnectionPool(host='httpbin.org', port=80): Max retries exceeded
+E   urllib3.exceptions.NameResolutionError: Failed to resolve 'files.example.net' ([Errno -2])
+E   curl: (6) Could not resolve host: cdn.example.com
+E   urlopen error for http://127.0.0.1:8080/local and http://data.example.org/x.json
+=========================== short test summary info ============================
+FAILED tests/test_get.py::test_get - see https://docs.pytest.org/en/stable/
+"""
+
+
+def test_the_hosts_failures_name_are_read_from_the_failures_only() -> None:
+    assert unreachable_hosts(REQUESTS_FAILURE) == ["httpbin.org", "files.example.net",
+                                                   "cdn.example.com", "data.example.org"]
 
 
 @pytest.mark.slow
