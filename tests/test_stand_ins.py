@@ -28,7 +28,7 @@ from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import PythonChoice
 
 from .conftest import PIN_DATE
-from .test_mining_build import diff, pr_from
+from .test_mining_build import pr_from
 
 PYPROJECT = """
 [build-system]
@@ -237,17 +237,17 @@ def test_lowercase_params():
 '''
 
 
-@pytest.mark.slow
-def test_build_and_an_offline_evaluation_resolve_a_fix_whose_test_calls_the_stand_in(
-        make_repo, tmp_path: Path) -> None:
+def _built_instance(make_repo, tmp_path: Path) -> tuple[Path, TaskInstance]:
+    """A fix whose FAIL_TO_PASS test calls httpbin, built into an instance by `build`."""
+    upper = {"q=\"1\"": "Q=\"1\"", "{\"q\": \"1\"}": "{\"Q\": \"1\"}"}
+    old_tests, new_tests = TESTS, NEW_TEST
+    for lower, capital in upper.items():  # a parameter whose case the bug keeps
+        old_tests, new_tests = old_tests.replace(lower, capital), new_tests.replace(lower, capital)
     repo = make_repo("webclient", {"pyproject.toml": PYPROJECT, "src/webclient/__init__.py": BUGGY_CLIENT,
-                                   "tests/test_client.py": TESTS.replace('q="1"', 'Q="1"').replace(
-                                       '{"q": "1"}', '{"Q": "1"}')})
+                                   "tests/test_client.py": old_tests})
     base = repo.commit({"README.md": "webclient\n"}, date="2023-05-10T12:00:00+00:00")
-    fix = repo.commit({"src/webclient/__init__.py": CLIENT, "tests/test_client.py": NEW_TEST.replace(
-        'q="1"', 'Q="1"').replace('{"q": "1"}', '{"Q": "1"}')}, "Keep the case of parameters (#2)",
-        date="2023-05-16T12:00:00+00:00")
-    assert diff(repo.path, base, fix)
+    fix = repo.commit({"src/webclient/__init__.py": CLIENT, "tests/test_client.py": new_tests},
+                      "Keep the case of parameters (#2)", date="2023-05-16T12:00:00+00:00")
     engine = SetupEngine(SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
                                       refdb=str(tmp_path / "ref.sqlite")))
     out, log = tmp_path / "instances.jsonl", tmp_path / "build-log.jsonl"
@@ -259,14 +259,37 @@ def test_build_and_an_offline_evaluation_resolve_a_fix_whose_test_calls_the_stan
     record = json.loads(line)
     assert json.loads(record["FAIL_TO_PASS"]) == ["tests/test_client.py::test_lowercase_params"]
     assert record["test_spec"]["stand_ins"] == ["httpbin.org"]
-    instance = TaskInstance.model_validate(record)
-    environments = Environments(LocalSandboxConfig(), {"fixture/webclient": str(repo.path)}, timeout=600)
-    options = EvalOptions(mode="fix", run_dir=tmp_path / "run", timeout_s=300)
+    return repo.path, TaskInstance.model_validate(record)
+
+
+def _evaluate_gold(repo: Path, instance: TaskInstance, config: SandboxConfig, run_dir: Path):
+    environments = Environments(config, {"fixture/webclient": str(repo)}, timeout=600)
+    options = EvalOptions(mode="fix", run_dir=run_dir, timeout_s=300)  # the network off: the default
     gold = Prediction(instance_id=instance.instance_id, model_name_or_path="gold",
                       model_patch=instance.patch)
-    [report] = Evaluation(options, environments).run({instance.instance_id: instance}, [gold])
+    try:
+        [report] = Evaluation(options, environments).run({instance.instance_id: instance}, [gold])
+    finally:
+        environments.close()
     assert not report.infrastructure_failure, report.infrastructure_reason
-    assert report.network["tests"].startswith("host (package indexes")  # the default: offline
+    return report
+
+
+@pytest.mark.slow
+def test_build_and_an_offline_evaluation_resolve_a_fix_whose_test_calls_the_stand_in(
+        make_repo, tmp_path: Path) -> None:
+    repo, instance = _built_instance(make_repo, tmp_path)
+    report = _evaluate_gold(repo, instance, LocalSandboxConfig(), tmp_path / "run")
+    assert report.network["tests"] == "host (package indexes and proxies pointed at nothing)"
+    assert report.resolved and report.stand_ins == ["httpbin.org"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_in_docker_an_evaluation_cut_off_the_network_resolves_it_too(make_repo, tmp_path: Path) -> None:
+    repo, instance = _built_instance(make_repo, tmp_path)
+    report = _evaluate_gold(repo, instance, DockerSandboxConfig(), tmp_path / "run")
+    assert report.network["tests"] == "none (loopback only)"
     assert report.resolved and report.stand_ins == ["httpbin.org"]
 
 

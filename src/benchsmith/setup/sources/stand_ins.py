@@ -10,6 +10,7 @@ from benchsmith.harness.stand_ins import STAND_INS
 from benchsmith.setup.sources.collector import Collector
 
 MAX_FILES_READ = 3000
+MAX_TEST_HOSTS = 200
 _TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_tests?|tests?|conftest)\.py$")
 _TEST_DIR = re.compile(r"(?:^|/)tests?(?:ing)?/")
 _CONFIG_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "Pipfile", "noxfile.py")
@@ -31,7 +32,7 @@ def read_stand_ins(c: Collector) -> None:
     texts = {path: c.files.text(path) or "" for path in tests}
     for path, text in texts.items():
         for host in dict.fromkeys(_URL_HOST.findall(text)):
-            if host not in _LOOPBACK:
+            if host not in _LOOPBACK and len(c.ctx.test_hosts) < MAX_TEST_HOSTS:
                 c.hint(c.ctx.test_hosts, host, path)
     configs = [*c.ctx.requirement_files, *_CONFIG_FILES, *tests]
     for host, stand_in in STAND_INS.items():
