@@ -18,7 +18,7 @@ from benchsmith.evaluation.run import EvalOptions, Evaluation
 from benchsmith.harness.render import render_install, render_test
 from benchsmith.instance import Prediction, TaskInstance
 from benchsmith.mining.build import InstanceBuilder
-from benchsmith.parsing import unreachable_hosts
+from benchsmith.parsing import network_failures, unreachable_hosts
 from benchsmith.sandbox import DockerSandboxConfig, LocalSandboxConfig
 from benchsmith.sandbox.config import SandboxConfig, make_sandbox
 from benchsmith.setup.context import gather_context
@@ -159,6 +159,28 @@ FAILED tests/test_get.py::test_get - see https://docs.pytest.org/en/stable/
 def test_the_hosts_failures_name_are_read_from_the_failures_only() -> None:
     assert unreachable_hosts(REQUESTS_FAILURE) == ["httpbin.org", "files.example.net",
                                                    "cdn.example.com", "data.example.org"]
+
+
+# The shape of pytest 2's output (the era of suites that called httpbin.org): a summary line
+# without a message, the exception only in the FAILURES section.
+OLD_PYTEST = """
+test_client.py::ClientTestCase::test_get FAILED
+test_client.py::ClientTestCase::test_parse PASSED
+
+=================================== FAILURES ===================================
+___________________________ ClientTestCase.test_get ____________________________
+>           raise ConnectionError(e, request=request)
+E           ConnectionError: HTTPConnectionPool(host='httpbin.org', port=80): Max retries exceeded with url: /get (Caused by ProtocolError('Connection aborted.', gaierror(-2, 'Name or service not known')))
+requests/adapters.py:424: ConnectionError
+=========================== short test summary info ============================
+FAIL test_client.py::ClientTestCase::()::test_get
+================ 1 failed, 1 passed in 0.31 seconds ================
+"""
+
+
+def test_a_summary_line_without_a_message_still_tells_a_test_that_needed_the_network() -> None:
+    assert network_failures(OLD_PYTEST, "pytest") == {"test_client.py::ClientTestCase::test_get"}
+    assert unreachable_hosts(OLD_PYTEST) == ["httpbin.org"]
 
 
 @pytest.mark.slow
