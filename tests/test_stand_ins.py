@@ -181,6 +181,10 @@ FAIL test_client.py::ClientTestCase::()::test_get
 def test_a_summary_line_without_a_message_still_tells_a_test_that_needed_the_network() -> None:
     assert network_failures(OLD_PYTEST, "pytest") == {"test_client.py::ClientTestCase::test_get"}
     assert unreachable_hosts(OLD_PYTEST) == ["httpbin.org"]
+    # pytest before 2.9 knows neither "a" nor "p" of -rap: no summary at all
+    without_summary = re.sub(r"=+ short test summary info =+\n.*\n", "", OLD_PYTEST)
+    assert "short test summary" not in without_summary
+    assert network_failures(without_summary, "pytest") == {"test_client.py::ClientTestCase::test_get"}
 
 
 @pytest.mark.slow

@@ -115,9 +115,9 @@ def network_failures(output: str, runner: str) -> set[str]:
     unittest tracebacks); a refused connection to a local service is not the network, unless
     it names a port no service of ours listens on."""
     if runner == "pytest":  # the summary's line, then what the test printed or raised
-        details = failure_details(output)
-        messages = {name: f"{message}\n{details.get(name, '')}"
-                    for name, message in failure_messages(output).items()}
+        details, summary = failure_details(output), failure_messages(output)
+        messages = {name: f"{summary.get(name, '')}\n{details.get(name, '')}"
+                    for name in summary.keys() | details.keys()}
     else:
         messages = unittest_failure_messages(output)
     return {name for name, message in messages.items()

@@ -207,7 +207,11 @@ def failure_details(output: str) -> dict[str, str]:
             lines.append(line)
     # A block is headed by the test's name within its module ("TestX.test_y[1]").
     named: dict[str, list[str]] = {}
-    for nodeid in failure_messages(output):
+    # pytest before 2.9 prints no summary under -rap: the failed tests its verbose lines name
+    failed = list(failure_messages(output)) or [
+        t.name for t in PytestLogParser().parse(output)
+        if t.status in (TestStatus.FAILED, TestStatus.ERROR)]
+    for nodeid in failed:
         named.setdefault(nodeid.split("::", 1)[-1].replace("::", "."), []).append(nodeid)
     return {ids[0]: "\n".join(blocks[head]) for head, ids in named.items()
             if len(ids) == 1 and blocks.get(head)}
