@@ -675,9 +675,11 @@ def test_exported_names() -> None:
         "UnittestLogParser",
         "network_failures",
         "parse_test_output",
+        "reaches_network",
         "running_test",
         "service_failures",
         "strip_ansi",
+        "unreachable_hosts",
     ]
 
 

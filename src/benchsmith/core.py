@@ -184,6 +184,8 @@ class Plan(BaseModel):
     vendored: list[str] = Field(default_factory=list)
     apt_packages: list[str] = Field(default_factory=list)  # installed only where apt is allowed
     services: list[Service] = Field(default_factory=list)  # started before the tests where apt is allowed
+    # public hosts the tests call that a local stand-in answers for (harness/stand_ins.py)
+    stand_ins: list[str] = Field(default_factory=list)
     exclude_newer_packages: dict[str, str] = Field(default_factory=dict)
     build_isolation: bool = True
     # settings for one package's build backend, "PACKAGE:KEY" -> VALUE (uv's

@@ -36,6 +36,7 @@ class TestSpec(BaseModel):
     disabled_plugins: list[str] = Field(default_factory=list)  # pytest -p no:name
     files: list[str] = Field(default_factory=list)  # the test modules the instance runs
     services: list[str] = Field(default_factory=list)  # started (benchsmith-services) first
+    stand_ins: list[str] = Field(default_factory=list)  # hosts whose local stand-ins start first
     # configured options cancelled by `args` (a coverage threshold, -x, ...), and how
     neutralised: list[str] = Field(default_factory=list)
 

@@ -102,6 +102,7 @@ class InstanceReport(BaseModel):
     environment_reused: bool = False
     history: History | None = None  # the environment's git history, cut at the base commit
     network: dict[str, str] = Field(default_factory=dict)  # the network each phase had
+    stand_ins: list[str] = Field(default_factory=list)  # public hosts a local stand-in answered for
     prepare_s: float = 0.0
     tests_s: float = 0.0  # time in test commands only (run for this prediction)
     # test mode: runs that do not depend on the prediction, reused from an earlier evaluation

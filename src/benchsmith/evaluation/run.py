@@ -23,6 +23,7 @@ from benchsmith.core import BenchsmithError, Provenance, Sandbox
 from benchsmith.evaluation.environment import Environments
 from benchsmith.evaluation.models import InstanceReport, Mode
 from benchsmith.executor import Executor
+from benchsmith.harness.render import instance_spec
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance
 from benchsmith.sandbox.config import close_all_sandboxes
@@ -134,7 +135,8 @@ class Evaluation:
             return previous
         report = InstanceReport(instance_id=instance.instance_id, model=prediction.model,
                                 mode=self.options.mode, prediction_digest=digest,
-                                provenance=self.provenance)
+                                provenance=self.provenance,
+                                stand_ins=list(instance_spec(instance).stand_ins))
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "prediction.patch").write_text(prediction.model_patch, encoding="utf-8")
         started = time.monotonic()

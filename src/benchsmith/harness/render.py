@@ -12,6 +12,7 @@ import shlex
 
 from benchsmith.core import SCRIPT_RUNNERS, Plan, TestScript
 from benchsmith.harness import services as svc
+from benchsmith.harness import stand_ins
 from benchsmith.harness.release_files import release_files_command
 from benchsmith.instance import TaskInstance, TestSpec
 from benchsmith.sandbox.pythons import version_key
@@ -78,6 +79,7 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
         )
     if apt and plan.services:
         commands.append(svc.install_command(plan.services))
+    commands += stand_ins.install_commands(plan.stand_ins)
     if plan.release_files:
         commands.append(release_files_command(plan.release_files))
     base = _env_words(plan.build_env) + _installer(plan)
@@ -137,10 +139,11 @@ def _env_prefix(env: dict[str, str]) -> str:
                    for k, v in sorted(env.items()))
 
 
-def _prefix(env: dict[str, str], services: list[str]) -> str:
-    """Start the services (if any), then set the environment: what precedes a test command."""
+def _prefix(env: dict[str, str], services: list[str], hosts: list[str]) -> str:
+    """Start the services and the stand-ins for `hosts` (if any), then set the environment:
+    what precedes a test command."""
     start = f"{svc.START_COMMAND} && " if services else ""
-    return start + _env_prefix(env)
+    return start + stand_ins.start_prefix(hosts) + _env_prefix(env)
 
 
 def test_env(plan: Plan) -> dict[str, str]:
@@ -160,7 +163,7 @@ def render_test(plan: Plan, apt: bool = True) -> list[str]:
     """The whole-suite test command, asking the runner for per-test results (-rap, -v);
     where services are started (`apt`), it starts them first."""
     prefix = _prefix(runner_env(plan.runner) | test_env(plan),
-                     [s.kind for s in plan.services] if apt else [])
+                     [s.kind for s in plan.services] if apt else [], plan.stand_ins)
     if plan.runner in SCRIPT_RUNNERS and plan.script is not None:  # the whole suite: no labels
         return [prefix + _join(script_words(plan.runner, plan.script, []))]
     if plan.runner == "unittest" and plan.entry:
@@ -206,7 +209,8 @@ def plan_spec(plan: Plan, files: list[str], services: bool = True) -> TestSpec:
                     deselect=list(plan.deselect), ini_overrides=dict(plan.ini_overrides),
                     disabled_plugins=list(plan.disabled_plugins), files=list(files),
                     neutralised=list(plan.neutralised),
-                    services=[s.kind for s in svc.unique(plan.services)] if services else [])
+                    services=[s.kind for s in svc.unique(plan.services)] if services else [],
+                    stand_ins=list(plan.stand_ins))
 
 
 def leaving_out(spec: TestSpec, tests: list[str]) -> TestSpec:
@@ -222,7 +226,7 @@ def render_spec(spec: TestSpec, files: list[str] | None = None,
     is appended to a pytest command (options that neutralise plugins for such a run).
     """
     files = spec.files if files is None else files
-    prefix = _prefix(runner_env(spec.runner) | spec.env, spec.services)
+    prefix = _prefix(runner_env(spec.runner) | spec.env, spec.services, spec.stand_ins)
     if spec.runner in SCRIPT_RUNNERS and spec.script is not None:
         launch = [*launcher[:-1]] if launcher[-1:] == ("-m",) else [*launcher]
         return prefix + _join(script_words(spec.runner, spec.script, files, launch))

@@ -23,8 +23,9 @@ from benchsmith.parsing.unittest_log import (
     unittest_failure_messages,
 )
 
-__all__ = ["BintestLogParser", "PytestLogParser", "UnittestLogParser", "network_failures", "parse_test_output",
-           "running_test", "service_failures", "strip_ansi"]
+__all__ = ["BintestLogParser", "PytestLogParser", "UnittestLogParser", "network_failures",
+           "parse_test_output", "reaches_network", "running_test", "service_failures", "strip_ansi",
+           "unreachable_hosts"]
 
 # Exceptions and messages of a test that tried to reach another host (sandboxes reach only the
 # package indexes).
@@ -124,9 +125,9 @@ def network_failures(output: str, runner: str) -> set[str]:
     unittest tracebacks); a refused connection to a local service is not the network, unless
     it names a port no service of ours listens on."""
     if runner == "pytest":  # the summary's line, then what the test printed or raised
-        details = failure_details(output)
-        messages = {name: f"{message}\n{details.get(name, '')}"
-                    for name, message in failure_messages(output).items()}
+        details, summary = failure_details(output), failure_messages(output)
+        messages = {name: f"{summary.get(name, '')}\n{details.get(name, '')}"
+                    for name in summary.keys() | details.keys()}
     elif runner == "bintest":
         messages = bintest_failure_messages(output)
     else:
@@ -136,6 +137,31 @@ def network_failures(output: str, runner: str) -> set[str]:
             or (service_failures(message) and _elsewhere(message))}
 
 
+def reaches_network(text: str) -> bool:
+    """Whether `text` says something failed trying to reach another host (not a local service)."""
+    return bool(_NETWORK.search(text)) and not service_failures(text)
+
+
 def service_failures(output: str) -> list[str]:
     """The services (postgresql, mysql, redis) `output` says could not be reached."""
     return [kind for kind, pattern in _SERVICES.items() if pattern.search(output)]
+
+
+# Where a failed connection names its host: urllib3/requests, urllib3 2, curl, and any URL.
+_HOSTS = re.compile(r"host='(?P<a>[\w.\-]+)'|Failed to resolve '(?P<b>[\w.\-]+)'|"
+                    r"Could not resolve host: (?P<c>[\w.\-]+)|\bhttps?://(?P<d>[\w\-]+(?:\.[\w\-]+)+)")
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "0.0.0.0"})
+_SECTION = re.compile(r"^=+ (?P<title>[^=]+?) =+$", re.MULTILINE)
+
+
+def unreachable_hosts(output: str) -> list[str]:
+    """The hosts other than loopback that the failures and errors in `output` name (pytest's
+    FAILURES and ERRORS sections where it has them, else every line), in order of appearance."""
+    text = strip_ansi(output)
+    sections = list(_SECTION.finditer(text))
+    if any(m["title"].strip() in ("FAILURES", "ERRORS") for m in sections):
+        ends = [m.start() for m in sections[1:]] + [len(text)]
+        text = "\n".join(text[m.end():end] for m, end in zip(sections, ends, strict=True)
+                         if m["title"].strip() in ("FAILURES", "ERRORS"))
+    hosts = (next(h for h in match.group("a", "b", "c", "d") if h) for match in _HOSTS.finditer(text))
+    return [h for h in dict.fromkeys(hosts) if h not in _LOOPBACK]

@@ -162,7 +162,8 @@ def started_test(line: str) -> str | None:
 
 
 def failure_messages(output: str) -> dict[str, str]:
-    """The message of each FAILED/ERROR line of the short test summary (``-rap``), by node ID."""
+    """The message of each FAILED/ERROR line of the short test summary (``-rap``), by node ID;
+    empty where the line has none (pytest before 5 printed ``FAIL nodeid`` alone)."""
     messages: dict[str, str] = {}
     in_summary = False
     for line in split_lines(output):
@@ -170,12 +171,13 @@ def failure_messages(output: str) -> dict[str, str]:
         if header:
             in_summary = header.group("title").strip() == "short test summary info"
             continue
-        if not in_summary or not line.startswith(("FAILED ", "ERROR ")):
+        if not in_summary or not line.startswith(("FAILED ", "ERROR ", "FAIL ")):
             continue
         rest = line.split(" ", 1)[1]
         nodeid = _ID_BEFORE_DASH.match(rest)
-        if nodeid and rest[nodeid.end():].startswith(" - "):
-            messages[nodeid.group().replace("::()::", "::")] = rest[nodeid.end() + 3:]
+        tail = rest[nodeid.end():] if nodeid else " "
+        if nodeid and (not tail.strip() or tail.startswith(" - ")):
+            messages[nodeid.group().replace("::()::", "::")] = tail[3:]
     return messages
 
 
@@ -205,7 +207,11 @@ def failure_details(output: str) -> dict[str, str]:
             lines.append(line)
     # A block is headed by the test's name within its module ("TestX.test_y[1]").
     named: dict[str, list[str]] = {}
-    for nodeid in failure_messages(output):
+    # pytest before 2.9 prints no summary under -rap: the failed tests its verbose lines name
+    failed = list(failure_messages(output)) or [
+        t.name for t in PytestLogParser().parse(output)
+        if t.status in (TestStatus.FAILED, TestStatus.ERROR)]
+    for nodeid in failed:
         named.setdefault(nodeid.split("::", 1)[-1].replace("::", "."), []).append(nodeid)
     return {ids[0]: "\n".join(blocks[head]) for head, ids in named.items()
             if len(ids) == 1 and blocks.get(head)}

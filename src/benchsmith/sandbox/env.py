@@ -32,6 +32,11 @@ ALLOWED_ENV = (
     "PIP_EXTRA_INDEX_URL",
 )
 
+# In a process's environment (value "1"): a server a command started on purpose, in a session
+# of its own, for later commands too (a local stand-in of a public host). The sweep of what a
+# command left running spares it; closing the sandbox ends it.
+SERVICE_MARKER = "BENCHSMITH_SERVICE"
+
 # Fixed settings that make runs comparable between machines.
 FIXED_ENV = {
     "LC_ALL": "C.UTF-8",

@@ -18,7 +18,7 @@ from typing import IO
 from benchsmith.core import BenchsmithError, ExecResult
 from benchsmith.sandbox.config import LocalSandboxConfig
 from benchsmith.sandbox.deadline import command_timeout
-from benchsmith.sandbox.env import OFFLINE_ENV, sandbox_base_env
+from benchsmith.sandbox.env import OFFLINE_ENV, SERVICE_MARKER, sandbox_base_env
 from benchsmith.sandbox.output import INTERRUPT_GRACE_S, read_capped
 from benchsmith.sandbox.pythons import host_pythons, version_key
 from benchsmith.sandbox.tools import scratch_dir, uv_binary
@@ -86,6 +86,7 @@ class LocalSandbox:
             self._closed = True
             if self._running is not None:
                 _kill_group(self._running)
+            _sweep(str(self.root), services=True)  # the servers it kept for later commands
         if not self.config.keep and not self.config.root:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -249,16 +250,18 @@ class LocalSandbox:
         )
 
 
-def _sweep(root: str) -> list[str]:
-    """Kill this user's processes that carry the sandbox marker `root` in their environment;
-    return their names. A process that cleared its environment is not found (documented)."""
-    wanted = f"{_MARKER}={root}\0".encode()
+def _sweep(root: str, services: bool = False) -> list[str]:
+    """Kill this user's processes that carry the sandbox marker `root` in their environment,
+    but for servers marked :data:`SERVICE_MARKER` unless `services`; return their names. A
+    process that cleared its environment is not found (documented)."""
+    wanted, service = f"{_MARKER}={root}\0".encode(), f"\0{SERVICE_MARKER}=1\0".encode()
     killed: list[str] = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
-            if wanted not in Path(f"/proc/{entry}/environ").read_bytes():
+            environ = b"\0" + Path(f"/proc/{entry}/environ").read_bytes()
+            if wanted not in environ or (not services and service in environ):
                 continue
             name = Path(f"/proc/{entry}/comm").read_text().strip()
             os.kill(int(entry), signal.SIGKILL)

@@ -26,6 +26,7 @@ from benchsmith.setup.sources.repo_files import RepoFiles
 from benchsmith.setup.sources.requirements import find_requirement_files, read_pipfile
 from benchsmith.setup.sources.services import read_services
 from benchsmith.setup.sources.setuptools_files import read_setup_cfg, read_setup_py
+from benchsmith.setup.sources.stand_ins import read_stand_ins
 from benchsmith.setup.sources.test_scripts import read_test_scripts
 from benchsmith.setup.sources.tox import read_tox
 
@@ -41,6 +42,7 @@ READERS = (
     find_requirement_files,
     read_github_actions,
     read_services,
+    read_stand_ins,
     read_other_ci,
     read_tox,
     read_noxfile,

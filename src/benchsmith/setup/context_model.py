@@ -64,6 +64,8 @@ class RepoContext(BaseModel):
     apt_packages: list[Hint] = Field(default_factory=list)  # from CI apt-get lines
     services: list[Service] = Field(default_factory=list)  # servers the tests need
     service_env: list[Hint] = Field(default_factory=list)  # "KEY=VALUE" pointing at them
+    stand_ins: list[Hint] = Field(default_factory=list)  # public hosts the tests call (stand-ins)
+    test_hosts: list[Hint] = Field(default_factory=list)  # hosts in the test sources' URLs
     # "KEY=VALUE" naming the settings the tests need (DJANGO_SETTINGS_MODULE): tox setenv,
     # a test command's environment prefix, manage.py's default
     settings_env: list[Hint] = Field(default_factory=list)

@@ -6,7 +6,10 @@ import re
 
 from benchsmith.core import Diagnosis, ExecResult, output_tail
 from benchsmith.harness.testrun import MAX_HUNG
-from benchsmith.parsing import pytest_rootdir, running_test, service_failures
+from benchsmith.parsing import (
+    running_test,
+    service_failures,
+)
 from benchsmith.parsing.failure_groups import collection_errors, failure_groups
 from benchsmith.setup.knowledge.removed_apis import REMOVED_APIS
 from benchsmith.setup.system_packages import (
@@ -15,6 +18,11 @@ from benchsmith.setup.system_packages import (
     missing_tools,
 )
 from benchsmith.setup.test_environment import environment_causes
+from benchsmith.setup.test_signals import (
+    collection_needs_network,
+    no_tests_ran,
+    steps_asked_for,
+)
 
 _NETWORK = re.compile(
     r"(dns error|failed to lookup address|Connection refused|tcp connect error|"
@@ -90,13 +98,6 @@ _PYTHON_BUILD = re.compile(
     r"error: [^\n]*\b_?Py\w+\b[^\n]*(?:undeclared|has no member|incomplete type|implicit declaration)|"
     r"implicit declaration of function '_?Py\w+'|error: too (?:few|many) arguments to function '_?Py\w+'|"
     r"error: [^\n]*'(?:tp_print|ob_shash|recursion_depth|curexc_\w+|exc_type|use_tracing)'")
-# A test that asks for a step of the project's own first: "Please run the following command to
-# populate it: python3 scripts/update_package_cache.py data /abs/checkout/.cache", "run
-# `./build.sh` first". Only a script of the repository is ever run (the repair checks).
-_RUN_FIRST = re.compile(
-    r"\b[Rr]un\b(?: the following command| this command)?[^:`'\"\n]{0,60}?:?\s*[`'\"]?"
-    r"(?P<command>(?:python3?|bash|sh) [\w.-]+(?:/[\w.-]+)*\.(?:py|sh)(?: [^`'\"\n]*)?|"
-    r"\./[\w.-]+(?:/[\w.-]+)*(?: [^`'\"\n]*)?)")
 _WARNING_ERROR = re.compile(r"^E\s+(?:\w+\.)*(Deprecation|PendingDeprecation|Resource|Future|User)Warning:",
                             re.MULTILINE)
 
@@ -286,6 +287,8 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
                          facts={"services": services}, evidence=_tail(out))
     modules = [m for m in dict.fromkeys(_MISSING_MODULE.findall(out))
                if m.split(".")[0] not in local_names or m.split(".")[0] in project_packages]
+    if not modules and (network := collection_needs_network(out, result.returncode, runner)):
+        return network
     if not modules and (interrupted := _COLLECTION_INTERRUPTED.search(out)):
         files = list(dict.fromkeys(_COLLECTING.findall(out)))
         errors = collection_errors(out)
@@ -308,7 +311,7 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="installation", kind="missing_modules",
                          reason=f"tests import modules that are not installed: {', '.join(modules)}",
                          facts={"modules": [m for m in modules if m not in own]}, evidence=_tail(out))
-    steps, places = _steps_asked_for(out)
+    steps, places = steps_asked_for(out)
     if steps:
         return Diagnosis(category="testing", kind="prepare_step",
                          reason=f"the tests ask for a step of the project's own first: {steps[0]}",
@@ -336,7 +339,7 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="testing", kind="missing_path",
                          reason=f"test path does not exist: {paths[0]}",
                          facts={"paths": paths}, evidence=_tail(out))
-    if _no_tests(out, result.returncode, runner):
+    if no_tests_ran(out, result.returncode, runner):
         return Diagnosis(category="testing", kind="no_tests", reason="the test command ran no tests",
                          evidence=_tail(out))
     if len(_WARNING_ERROR.findall(out)) >= 1:
@@ -362,26 +365,6 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
                      facts={"failure_groups": listed} if listed else {}, evidence=_tail(out))
 
 
-def _steps_asked_for(out: str) -> tuple[list[str], list[str]]:
-    """The commands test messages ask to run first, with the checkout's path (pytest's rootdir)
-    made relative: they run in the next sandbox, at another path. Also the checkout's paths
-    they were given as absolute ones: places the tests look in, for the step to fill."""
-    root = pytest_rootdir(out)
-    steps: list[str] = []
-    places: list[str] = []
-    for match in _RUN_FIRST.finditer(out):
-        command = match["command"].strip().rstrip(".").strip()
-        if root:
-            prefix = root + "/"
-            places += [w.removeprefix(prefix) for w in command.split() if w.startswith(prefix)]
-            command = command.replace(prefix, "").replace(root, ".")
-        for word in (" first", " before running the tests", " before the tests"):
-            command = command.removesuffix(word)
-        if command not in steps:
-            steps.append(command)
-    return steps[:3], list(dict.fromkeys(places))
-
-
 def _system_packages(out: str) -> Diagnosis | None:
     packages = debian_packages_for(out)
     if not packages:
@@ -389,11 +372,3 @@ def _system_packages(out: str) -> Diagnosis | None:
     return Diagnosis(category="installation", kind="system_packages",
                      reason=f"needs Debian packages: {' '.join(packages)}",
                      facts={"apt": packages}, evidence=_tail(out))
-
-
-def _no_tests(out: str, returncode: int, runner: str) -> bool:
-    if runner in ("unittest", "runtests"):
-        return bool(re.search(r"^Ran 0 tests", out, re.MULTILINE))
-    if runner == "bintest":
-        return bool(re.search(r"tests finished: 0 passed, in ", out))
-    return returncode == 5 or "no tests ran" in out or "collected 0 items" in out

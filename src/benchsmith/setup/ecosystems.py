@@ -98,6 +98,7 @@ class PythonEcosystem:
         compat_editable(context, plan)  # plans stored before it was the rule
         plan.vendored = []  # this commit's CI decides, at this date
         add_hosted(context, plan)
+        plan.stand_ins = [h.value for h in context.stand_ins]
         return plan
 
     def repairer(self) -> Repairer:

@@ -13,7 +13,6 @@ from typing import Any
 from benchsmith import __version__
 from benchsmith.core import (
     BenchsmithError,
-    Diagnosis,
     Ecosystem,
     ExecResult,
     Plan,
@@ -48,6 +47,7 @@ from benchsmith.setup.record import (
 from benchsmith.setup.refdb import ReferenceDB, ReferencePlans
 from benchsmith.setup.repair import RuleRepairer
 from benchsmith.setup.system_repairs import without_system_packages
+from benchsmith.setup.test_signals import needs_network
 
 Progress = Callable[[str], None]
 
@@ -340,10 +340,7 @@ class SetupEngine:
                     and self.options.sandbox.snapshots):
                 self._snapshot(sandbox, checkout, iteration)
             if not iteration.validated and rate is None and iteration.needs_network:
-                iteration.diagnosis = Diagnosis(
-                    category="testing", kind="needs_network",
-                    reason=f"every test that ran needs the network "
-                           f"({len(iteration.needs_network)} tests, e.g. {iteration.needs_network[0]})")
+                iteration.diagnosis = needs_network(iteration.needs_network, outputs, context.test_hosts)
             elif not iteration.validated:
                 failed = next((r for r in outputs if not r.ok), outputs[-1])
                 iteration.diagnosis = self._repairer(plan).diagnose(plan, failed, "test", context)

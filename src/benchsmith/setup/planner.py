@@ -137,6 +137,10 @@ class RulePlanner:
             plan.sources["services"] = sorted({s.source for s in plan.services}
                                               | {h.source for h in context.service_env})
             plan.notes.append("services: " + ", ".join(s.kind for s in plan.services))
+        plan.stand_ins = [h.value for h in context.stand_ins]
+        if plan.stand_ins:
+            plan.sources["stand_ins"] = sorted({h.source for h in context.stand_ins})
+            plan.notes.append("local stand-ins for: " + ", ".join(plan.stand_ins))
 
     # -- install ----------------------------------------------------------------------
     def _project(self, context: RepoContext, plan: Plan) -> None:

@@ -90,6 +90,7 @@ class SetupRecord(BaseModel):
     # validated on these test files only (a dataset's own tests, `prepare`); empty: the suite
     focus: list[str] = Field(default_factory=list)
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
+    stand_ins: list[str] = Field(default_factory=list)  # public hosts local stand-ins answered for
     tests_offline: bool = False  # the validating tests ran without network access
     network: dict[str, str] = Field(default_factory=dict)  # phase -> the network it had
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out
@@ -112,6 +113,7 @@ class SetupRecord(BaseModel):
         self.failure_groups = list(iteration.diagnosis.facts.get("failure_groups", [])
                                    if iteration.diagnosis else [])
         self.system_packages = list(dict.fromkeys(p for i in self.iterations for p in i.system_packages))
+        self.stand_ins = list(plan.stand_ins)
 
 
 def test_outcome(counts: TestCounts, rate: float | None,

@@ -50,6 +50,7 @@ from benchsmith.setup.suite_repairs import repair_collection_errors, repair_prep
 from benchsmith.setup.system_repairs import (
     repair_programs,
     repair_services,
+    repair_stand_ins,
     repair_system_packages,
 )
 from benchsmith.setup.test_environment import repair_test_environment
@@ -339,6 +340,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "prepare_step": [repair_prepare_step],
     "system_packages": [repair_system_packages],
     "needs_service": [repair_services],
+    "needs_network": [repair_stand_ins],
     "direct_url_unreachable": [repair_direct_url],
     "invalid_requirement": [repair_invalid_requirement],
     "yanked": [repair_yanked],

@@ -11,6 +11,7 @@ from packaging.utils import canonicalize_name
 
 from benchsmith.core import Diagnosis, Plan, Service
 from benchsmith.harness.services import DEBIAN_PACKAGES, local_reason
+from benchsmith.harness.stand_ins import STAND_INS
 from benchsmith.setup.build_repairs import requirement_key
 from benchsmith.setup.context_model import RepoContext
 
@@ -45,6 +46,16 @@ def repair_services(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> s
     packages = [p for kind in fresh for p in DEBIAN_PACKAGES[kind]]  # type: ignore[index]
     return f"start {', '.join(fresh)} before the tests (Debian packages {' '.join(packages)})"
 
+
+
+def repair_stand_ins(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """Tests failed reaching a public host that a local stand-in answers for: start it first."""
+    fresh = [h for h in diagnosis.facts.get("hosts", []) if h in STAND_INS and h not in plan.stand_ins]
+    if not fresh:
+        return None
+    plan.stand_ins += fresh
+    plan.sources.setdefault("stand_ins", []).append("test output")
+    return f"start a local stand-in for {', '.join(fresh)} before the tests"
 
 # Where a project names the tools its tests or task runners install.
 _TOOL_FILES = ("noxfile.py", "tox.ini", "setup.cfg", "pyproject.toml", "Makefile", "justfile")

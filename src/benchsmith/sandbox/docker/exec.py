@@ -80,6 +80,7 @@ if [ "$9" = 1 ]; then
     [ "$ppid" = "$$" ] || [ "$ppid" = 0 ] && continue
     case "${exe##*/}" in postgres|redis-server|mariadbd|mysqld) continue ;; esac
     tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q -e mysqld_safe -e "$1" && continue
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx BENCHSMITH_SERVICE=1 && continue
     kill -KILL "$p" 2>/dev/null && left="$left ${exe##*/}"
   done
 fi

@@ -1,0 +1,90 @@
+"""What a test run's output says beyond its per-test results: that no test ran, that the tests
+or their collection needed another host, which steps of the project's own they ask for first."""
+
+from __future__ import annotations
+
+import re
+
+from benchsmith.core import Diagnosis, ExecResult, output_tail
+from benchsmith.parsing import (
+    network_failures,
+    parse_test_output,
+    pytest_rootdir,
+    reaches_network,
+    unreachable_hosts,
+)
+from benchsmith.setup.context_model import Hint
+
+__all__ = ["collection_needs_network", "needs_network", "no_tests_ran", "steps_asked_for"]
+
+_COLLECTION_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
+# A test that asks for a step of the project's own first: "Please run the following command to
+# populate it: python3 scripts/update_package_cache.py data /abs/checkout/.cache", "run
+# `./build.sh` first". Only a script of the repository is ever run (the repair checks).
+_RUN_FIRST = re.compile(
+    r"\b[Rr]un\b(?: the following command| this command)?[^:`'\"\n]{0,60}?:?\s*[`'\"]?"
+    r"(?P<command>(?:python3?|bash|sh) [\w.-]+(?:/[\w.-]+)*\.(?:py|sh)(?: [^`'\"\n]*)?|"
+    r"\./[\w.-]+(?:/[\w.-]+)*(?: [^`'\"\n]*)?)")
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return output_tail(text, lines=lines, width=10_000)
+
+
+def steps_asked_for(out: str) -> tuple[list[str], list[str]]:
+    """The commands test messages ask to run first, with the checkout's path (pytest's rootdir)
+    made relative: they run in the next sandbox, at another path. Also the checkout's paths
+    they were given as absolute ones: places the tests look in, for the step to fill."""
+    root = pytest_rootdir(out)
+    steps: list[str] = []
+    places: list[str] = []
+    for match in _RUN_FIRST.finditer(out):
+        command = match["command"].strip().rstrip(".").strip()
+        if root:
+            prefix = root + "/"
+            places += [w.removeprefix(prefix) for w in command.split() if w.startswith(prefix)]
+            command = command.replace(prefix, "").replace(root, ".")
+        for word in (" first", " before running the tests", " before the tests"):
+            command = command.removesuffix(word)
+        if command not in steps:
+            steps.append(command)
+    return steps[:3], list(dict.fromkeys(places))
+
+
+def no_tests_ran(out: str, returncode: int, runner: str) -> bool:
+    """The runner said it ran no test at all."""
+    if runner in ("unittest", "runtests"):
+        return bool(re.search(r"^Ran 0 tests", out, re.MULTILINE))
+    if runner == "bintest":
+        return bool(re.search(r"tests finished: 0 passed, in ", out))
+    return returncode == 5 or "no tests ran" in out or "collected 0 items" in out
+
+
+def needs_network(tests: list[str], outputs: list[ExecResult],
+                  test_hosts: list[Hint] | None = None) -> Diagnosis:
+    """Every test that ran failed reaching another host: which tests, and which hosts (those
+    the failures name, else those the URLs in the failing tests' modules name)."""
+    hosts = list(dict.fromkeys(h for r in outputs for h in unreachable_hosts(r.output)))
+    modules = {test.split("::", 1)[0] for test in tests}
+    hosts = hosts or list(dict.fromkeys(h.value for h in test_hosts or [] if h.source in modules))
+    where = f"; hosts: {', '.join(hosts)}" if hosts else ""
+    return Diagnosis(category="testing", kind="needs_network",
+                     reason=f"every test that ran needs the network ({len(tests)} tests, "
+                            f"e.g. {tests[0]}{where})",
+                     facts={"hosts": hosts, "tests": tests[:20]})
+
+
+def collection_needs_network(out: str, returncode: int, runner: str) -> Diagnosis | None:
+    """No test ran because collecting them (a test module, a conftest) tried to reach another
+    host."""
+    ran = parse_test_output(out, runner)
+    failed = network_failures(out, runner)
+    if ran and not (failed and (_COLLECTION_INTERRUPTED.search(out) or no_tests_ran(out, returncode, runner))):
+        return None
+    if not failed and not reaches_network(out):
+        return None
+    hosts = unreachable_hosts(out)
+    where = f" (hosts: {', '.join(hosts)})" if hosts else ""
+    return Diagnosis(category="testing", kind="needs_network",
+                     reason=f"no test ran: collecting them needs the network{where}",
+                     facts={"hosts": hosts, "files": sorted(failed)}, evidence=_tail(out))
