@@ -33,8 +33,9 @@ from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import apply_date_rules
+from benchsmith.setup.editable_repairs import compat_editable
 from benchsmith.setup.hosted import add_hosted
-from benchsmith.setup.planner import RulePlanner, compat_editable
+from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import RELEASE_DATES, choose_python
 from benchsmith.setup.repair import RuleRepairer
 

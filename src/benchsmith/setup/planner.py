@@ -16,6 +16,7 @@ from benchsmith.setup.commands import (
 )
 from benchsmith.setup.context_model import Hint, RepoContext
 from benchsmith.setup.date_rules import apply_date_rules
+from benchsmith.setup.editable_repairs import compat_editable
 from benchsmith.setup.hosted import add_hosted
 from benchsmith.setup.knowledge import (
     PYTEST_INI_KEY_PLUGINS,
@@ -389,14 +390,3 @@ def django_test_args(command: str) -> list[str] | None:
             if word and not word.startswith("$"):
                 args.append(word)
     return args
-
-
-def compat_editable(context: RepoContext, plan: Plan) -> None:
-    """An editable setuptools project goes onto sys.path as a path, as `setup.py develop` put
-    it, not behind the import hook of setuptools >= 64 (its lenient mode): tests that find the
-    project's modules by file path (a linter loading its own checkers) fail behind the hook."""
-    backend = context.build_backend or "setuptools"
-    if not plan.editable or not context.project_name or not backend.startswith("setuptools"):
-        return
-    plan.config_settings[f"{context.project_name}:editable_mode"] = "compat"
-    plan.sources.setdefault("config_settings", []).append("setuptools editable_mode=compat")
