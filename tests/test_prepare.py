@@ -103,7 +103,9 @@ def test_an_instance_not_reproduced_has_one_cause_by_the_first_evidence() -> Non
     assert cause_of([broken, network]) == "network"
     hung = check_labels(["t::x"], before, after, True, hung=["t::x"])
     assert cause_of([network, hung]) == "hung"
-    assert cause_of([hung, check_labels(["t::gone"], before, after, True)]) == "naming"
+    # a run stopped by a hang leaves later tests unseen: not a naming problem
+    assert cause_of([hung, check_labels(["t::gone"], before, after, True)]) == "hung"
+    assert cause_of([network, check_labels(["t::gone"], before, after, True)]) == "naming"
 
 
 WORDS_TESTS = TESTS + '''

@@ -46,14 +46,17 @@ ALREADY_PASSES = "already passes without the gold patch"
 
 def cause_of(checks: Iterable[LabelCheck]) -> Cause | None:
     """The one cause that explains labels not reproduced (None when all were), by the first
-    kind of evidence found: naming, hung, network, flaky, environment, then label."""
+    kind of evidence found: hung (a run stopped early leaves later tests unseen), naming,
+    network, flaky, environment, then label."""
     checks = list(checks)
     if all(c.all_reproduced for c in checks):
         return None
     differs = [why for c in checks for why in c.differs.values()]
+    if any(c.hung for c in checks):
+        return "hung"
     if any(c.not_found or c.ambiguous for c in checks) or DISAGREE in differs:
         return "naming"
-    for cause, attribute in (("hung", "hung"), ("network", "needs_network"), ("flaky", "flaky")):
+    for cause, attribute in (("network", "needs_network"), ("flaky", "flaky")):
         if any(getattr(c, attribute) for c in checks):
             return cause  # type: ignore[return-value]
     if any(why != ALREADY_PASSES for why in differs):
