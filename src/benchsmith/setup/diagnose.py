@@ -14,6 +14,7 @@ from benchsmith.parsing.failure_groups import collection_errors, failure_groups
 from benchsmith.setup.knowledge.removed_apis import REMOVED_APIS
 from benchsmith.setup.system_packages import (
     debian_packages_for,
+    missing_headers,
     missing_system_parts,
     missing_tools,
 )
@@ -211,7 +212,8 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
             return Diagnosis(category="installation", kind="system_packages",
                              reason=f"building {name} needs what the system lacks: "
                                     f"{', '.join(parts)} (no Debian package known for it)",
-                             facts={"missing": parts, "package": [name]}, evidence=_tail(out))
+                             facts={"missing": parts, "package": [name],
+                                    "headers": missing_headers(out)}, evidence=_tail(out))
         if not own and name.lower() not in {p.lower() for p in project_packages}:
             # A dependency without a wheel for this Python: older Pythons had wheels.
             return Diagnosis(category="python", kind="dependency_build_failed",
