@@ -13,6 +13,7 @@ from benchsmith.setup.context import gather_context
 from benchsmith.setup.engine import SetupEngine, SetupOptions
 
 from .conftest import PIN_DATE
+from .test_setup_engine import PYPROJECT_TEST_EXTRA
 
 
 def engine(tmp_path: Path) -> SetupEngine:
@@ -156,23 +157,8 @@ def test_a_module_of_an_optional_extra_installs_the_extra(make_repo, tmp_path: P
 
 def _calc_files(extra: dict[str, str], passing: int = 20) -> dict[str, str]:
     tests = "".join(f"\n\ndef test_add_{n}():\n    assert add({n}, 1) == {n + 1}\n" for n in range(passing))
-    return {"pyproject.toml": CALC_PYPROJECT, "src/calc/__init__.py": "def add(a, b):\n    return a + b\n",
+    return {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": "def add(a, b):\n    return a + b\n",
             "tests/test_add.py": "from calc import add\n" + tests, **extra}
-
-
-CALC_PYPROJECT = """
-[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "calc"
-version = "0.1.0"
-requires-python = ">=3.8"
-
-[project.optional-dependencies]
-test = ["pytest"]
-"""
 
 
 @pytest.mark.slow

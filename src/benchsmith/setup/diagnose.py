@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from benchsmith.core import Diagnosis, ExecResult, output_tail
+from benchsmith.core import Diagnosis, ExecResult
 from benchsmith.harness.testrun import MAX_HUNG
 from benchsmith.parsing import (
     running_test,
@@ -20,7 +20,9 @@ from benchsmith.setup.system_packages import (
 )
 from benchsmith.setup.test_environment import environment_causes
 from benchsmith.setup.test_signals import (
+    COLLECTION_INTERRUPTED,
     collection_needs_network,
+    log_tail,
     no_tests_ran,
     steps_asked_for,
 )
@@ -83,7 +85,6 @@ _PIP_NO_MATCH = re.compile(r"No matching distribution found for (?P<name>[A-Za-z
                            r"(?:\[[^\]]*\])?(?P<spec>(?:[<>=!~]=?[^\s,]+(?:,[<>=!~]=?[^\s,]+)*)?)")
 _NOT_FOUND = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
 _MISSING_FILE = re.compile(r"(?:File not found|No such file or directory).*?`?([\w./-]*requirements[\w./-]*\.txt)")
-_COLLECTION_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
 _COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.MULTILINE)
 _SERVICE_DOWN = re.compile(r"benchsmith-services: no answer from: (\S+)")
 _EXPECTED_VALUE = re.compile(r"error: argument (--?[\w-]+)(?:/--?[\w-]+)*: expected (?:one|\d+) arguments?")
@@ -102,10 +103,6 @@ _PYTHON_BUILD = re.compile(
 _WARNING_ERROR = re.compile(r"^E\s+(?:\w+\.)*(Deprecation|PendingDeprecation|Resource|Future|User)Warning:",
                             re.MULTILINE)
 
-
-
-def _tail(text: str, lines: int = 15) -> str:
-    return output_tail(text, lines=lines, width=10_000)
 
 
 def _line_with(text: str, match: re.Match[str]) -> str:
@@ -127,24 +124,24 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
     out = result.output
     if result.timed_out:
         return Diagnosis(category="undecidable", kind="timeout", reason="install timed out",
-                         evidence=_tail(out))
+                         evidence=log_tail(out))
     if (direct := _DIRECT_URL.search(out)) and _NETWORK.search(out):
         return Diagnosis(category="installation", kind="direct_url_unreachable",
                          reason=f"a requirement points at an unreachable URL: {direct.group(1)}",
-                         facts={"urls": [direct.group(1)]}, evidence=_tail(out))
+                         facts={"urls": [direct.group(1)]}, evidence=log_tail(out))
     if invalid := _INVALID_REQUIREMENT.search(out):
         return Diagnosis(category="installation", kind="invalid_requirement",
                          reason=f"uv rejects a requirement of {invalid.group(1)}: "
                                 f"{_line_with(out, invalid)[:160]}",
-                         facts={"files": [invalid.group(1)]}, evidence=_tail(out, 6))
+                         facts={"files": [invalid.group(1)]}, evidence=log_tail(out, 6))
     if network := _NETWORK.search(out):
         return Diagnosis(category="undecidable", kind="network", infrastructure=True,
                          reason=f"package index unreachable: {_line_with(out, network)[:200]}",
-                         evidence=_tail(out))
+                         evidence=log_tail(out))
     if _NO_PEP660.search(out):
         return Diagnosis(category="installation", kind="no_pep660",
                          reason="the build backend of that date cannot do editable installs",
-                         evidence=_tail(out))
+                         evidence=log_tail(out))
     if spec := _PY_SPEC.search(out):
         return Diagnosis(category="python", kind="python_incompatible",
                          reason=f"a requirement needs Python{spec.group(2)}",
@@ -171,7 +168,7 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         return Diagnosis(category="installation", kind="yanked",
                          reason=f"every release of {', '.join(names)} allowed at the date was "
                                 "withdrawn (yanked) from the index",
-                         facts={"packages": names}, evidence=_tail(out, 8))
+                         facts={"packages": names}, evidence=log_tail(out, 8))
     if "No solution found" in out and (unsat := _UNSAT.search(out)):
         required = list(dict.fromkeys(_REQUIRED.findall(out)))
         return Diagnosis(category="installation", kind="unsatisfiable",
@@ -200,12 +197,12 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                 facts["own_import"] = imported
                 reason += f" (setup.py imports {imported[0]}, which imports them)"
             return Diagnosis(category="installation", kind="build_dependency_missing",
-                             reason=reason, facts=facts, evidence=_tail(out))
+                             reason=reason, facts=facts, evidence=log_tail(out))
         if not own and (python := _PYTHON_BUILD.search(out)):  # it blames this Python's C API
             return Diagnosis(category="python", kind="dependency_build_failed",
                              reason=f"{name} does not build on this Python: "
                                     f"{_line_with(out, python)[:160]}",
-                             facts={"package": [name]}, evidence=_tail(out))
+                             facts={"package": [name]}, evidence=log_tail(out))
         if parts := missing_system_parts(out):
             # A header, pkg-config module or library no Debian package here is known for: the
             # system lacks it, and another Python would lack it too.
@@ -213,14 +210,14 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                              reason=f"building {name} needs what the system lacks: "
                                     f"{', '.join(parts)} (no Debian package known for it)",
                              facts={"missing": parts, "package": [name],
-                                    "headers": missing_headers(out)}, evidence=_tail(out))
+                                    "headers": missing_headers(out)}, evidence=log_tail(out))
         if not own and name.lower() not in {p.lower() for p in project_packages}:
             # A dependency without a wheel for this Python: older Pythons had wheels.
             return Diagnosis(category="python", kind="dependency_build_failed",
                              reason=f"dependency {name} does not build on this Python (its "
                                     "log names no missing system part; an older Python may "
                                     "have its wheel)",
-                             facts={"package": [name]}, evidence=_tail(out))
+                             facts={"package": [name]}, evidence=log_tail(out))
         if own and (fetch := _BUILD_FETCH.search(out)):
             # a build hook that downloads assets from a host the sandbox cannot reach
             return Diagnosis(category="installation", kind="build_needs_network",
@@ -228,10 +225,10 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                                     "host cannot be reached from the sandbox",
                              facts={"urls": [fetch["url"]]}, evidence=_line_with(out, fetch))
         return Diagnosis(category="installation", kind="project_build_failed",
-                         reason=f"building the project failed: {_tail(out, 1)[:200]}",
-                         evidence=_tail(out, 25))
+                         reason=f"building the project failed: {log_tail(out, 1)[:200]}",
+                         evidence=log_tail(out, 25))
     return Diagnosis(category="undecidable", kind="install_failed",
-                     reason=f"install failed: {_tail(out, 1)[:200]}", evidence=_tail(out))
+                     reason=f"install failed: {log_tail(out, 1)[:200]}", evidence=log_tail(out))
 
 
 def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
@@ -247,26 +244,26 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         if named := running_test(out, runner):
             return Diagnosis(category="testing", kind="stalled",
                              reason=f"more tests hang than a run leaves out ({MAX_HUNG}); the "
-                                    f"last was {named}", evidence=_tail(out))
+                                    f"last was {named}", evidence=log_tail(out))
         return Diagnosis(category="testing", kind="stalled",
                          reason="the test run stopped making progress before any test could be "
                                 "named (collection hangs, e.g. on network access)",
-                         evidence=_tail(out))
+                         evidence=log_tail(out))
     if result.timed_out:
         return Diagnosis(category="undecidable", kind="timeout", reason="test run timed out",
-                         evidence=_tail(out))
+                         evidence=log_tail(out))
     if result.returncode in (137, -9):
         return Diagnosis(category="undecidable", kind="killed",
                          reason="the test run was killed (SIGKILL: most likely out of memory; "
-                                "raise the memory limit)", evidence=_tail(out))
+                                "raise the memory limit)", evidence=log_tail(out))
     if "can't start new thread" in out:
         return Diagnosis(category="undecidable", kind="killed",
                          reason="tests could not start threads: the sandbox's process limit was "
-                                "reached (raise pids_limit)", evidence=_tail(out))
+                                "reached (raise pids_limit)", evidence=log_tail(out))
     if down := _SERVICE_DOWN.search(out):
         return Diagnosis(category="testing", kind="needs_service",
                          reason=f"a service did not come up: {down.group(1)} got no answer",
-                         evidence=_tail(out))
+                         evidence=log_tail(out))
     if expected := _EXPECTED_VALUE.search(out):
         return Diagnosis(category="testing", kind="unknown_options",
                          reason=f"pytest option {expected.group(1)} lost its value",
@@ -286,12 +283,12 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
     if services := service_failures(out):
         return Diagnosis(category="testing", kind="needs_service",
                          reason=f"tests need {' and '.join(services)}: no server answered",
-                         facts={"services": services}, evidence=_tail(out))
+                         facts={"services": services}, evidence=log_tail(out))
     modules = [m for m in dict.fromkeys(_MISSING_MODULE.findall(out))
                if m.split(".")[0] not in local_names or m.split(".")[0] in project_packages]
     if not modules and (network := collection_needs_network(out, result.returncode, runner)):
         return network
-    if not modules and (interrupted := _COLLECTION_INTERRUPTED.search(out)):
+    if not modules and (interrupted := COLLECTION_INTERRUPTED.search(out)):
         files = list(dict.fromkeys(_COLLECTING.findall(out)))
         errors = collection_errors(out)
         first = (f"{errors[0].path}: {errors[0].error}" if errors
@@ -303,25 +300,25 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
                          reason=f"{interrupted.group(1)} test files fail to import and stop the run "
                                 f"(e.g. {first})",
                          facts={"files": files, "errors": [f"{e.path}: {e.error}" for e in errors]},
-                         evidence=_tail(out))
+                         evidence=log_tail(out))
     if modules:
         own = [m for m in modules if m.split(".")[0] in project_packages]
         if own and len(own) == len(modules):
             return Diagnosis(category="installation", kind="project_not_importable",
                              reason=f"the project itself cannot be imported ({own[0]})",
-                             facts={"modules": own}, evidence=_tail(out))
+                             facts={"modules": own}, evidence=log_tail(out))
         return Diagnosis(category="installation", kind="missing_modules",
                          reason=f"tests import modules that are not installed: {', '.join(modules)}",
-                         facts={"modules": [m for m in modules if m not in own]}, evidence=_tail(out))
+                         facts={"modules": [m for m in modules if m not in own]}, evidence=log_tail(out))
     steps, places = steps_asked_for(out)
     if steps:
         return Diagnosis(category="testing", kind="prepare_step",
                          reason=f"the tests ask for a step of the project's own first: {steps[0]}",
-                         facts={"commands": steps, "places": places}, evidence=_tail(out, 6))
+                         facts={"commands": steps, "places": places}, evidence=log_tail(out, 6))
     if programs := missing_tools(out):
         return Diagnosis(category="installation", kind="missing_programs",
                          reason=f"tests run programs that are not installed: {', '.join(programs)}",
-                         facts={"programs": programs}, evidence=_tail(out, 6))
+                         facts={"programs": programs}, evidence=log_tail(out, 6))
     facts: dict[str, list[str]] = {}
     if marks := _UNKNOWN_MARK.findall(out):
         facts["markers"] = list(dict.fromkeys(marks))
@@ -336,24 +333,24 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="installation", kind="missing_plugins",
                          reason="tests need pytest plugins: "
                                 + "; ".join(f"{k} {', '.join(v)}" for k, v in facts.items()),
-                         facts=facts, evidence=_tail(out))
+                         facts=facts, evidence=log_tail(out))
     if paths := _MISSING_PATH.findall(out):
         return Diagnosis(category="testing", kind="missing_path",
                          reason=f"test path does not exist: {paths[0]}",
-                         facts={"paths": paths}, evidence=_tail(out))
+                         facts={"paths": paths}, evidence=log_tail(out))
     if no_tests_ran(out, result.returncode, runner):
         return Diagnosis(category="testing", kind="no_tests", reason="the test command ran no tests",
-                         evidence=_tail(out))
+                         evidence=log_tail(out))
     if len(_WARNING_ERROR.findall(out)) >= 1:
         return Diagnosis(category="testing", kind="warnings_as_errors",
-                         reason="tests fail on warnings raised as errors", evidence=_tail(out))
+                         reason="tests fail on warnings raised as errors", evidence=log_tail(out))
     if "SyntaxError" in out and "site-packages" in out:
         return Diagnosis(category="python", kind="syntax_error_in_dependency",
-                         reason="an installed package does not parse on this Python", evidence=_tail(out))
+                         reason="an installed package does not parse on this Python", evidence=log_tail(out))
     if "INTERNALERROR" in out:
         return Diagnosis(category="python", kind="pytest_internal_error",
                          reason="pytest crashed (often a pytest too old for this Python)",
-                         evidence=_tail(out))
+                         evidence=log_tail(out))
     groups = failure_groups(out) if runner == "pytest" else []
     listed = [f"{g.count} x {g.error} (e.g. {g.example})" for g in groups]
     shown = f"; failing tests by error: {'; '.join(listed[:3])}" if listed else ""
@@ -361,10 +358,10 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="testing", kind="test_environment",
                          reason=f"tests fail for a cause of their environment: "
                                 f"{', '.join(k for k in causes if k != 'warning_kinds')}{shown}",
-                         facts={**causes, "failure_groups": listed}, evidence=_tail(out))
+                         facts={**causes, "failure_groups": listed}, evidence=log_tail(out))
     return Diagnosis(category="undecidable", kind="tests_failing",
                      reason="too many tests fail and no rule explains why" + shown,
-                     facts={"failure_groups": listed} if listed else {}, evidence=_tail(out))
+                     facts={"failure_groups": listed} if listed else {}, evidence=log_tail(out))
 
 
 def _system_packages(out: str) -> Diagnosis | None:
@@ -373,4 +370,4 @@ def _system_packages(out: str) -> Diagnosis | None:
         return None
     return Diagnosis(category="installation", kind="system_packages",
                      reason=f"needs Debian packages: {' '.join(packages)}",
-                     facts={"apt": packages}, evidence=_tail(out))
+                     facts={"apt": packages}, evidence=log_tail(out))

@@ -77,13 +77,14 @@ class PythonEcosystem:
         """The rules' plan (first without the CI's services where none can be started
         here), then the rules' alternatives."""
         choice = choose_python(context, pin_day, available)
-        rules = (planner or RulePlanner()).plan(context, choice, exclude_newer)
+        planner = planner or RulePlanner()
+        rules = planner.plan(context, choice, exclude_newer)
         plans: list[tuple[str, Plan]] = []
         if not self.apt and not all(listening(s.kind) for s in rules.services):
             plans.append(("rules, without services", RulePlanner.without_services(context, rules)))
         plans.append(("rules", rules))
-        if planner is None or isinstance(planner, RulePlanner):
-            plans += (planner or RulePlanner()).alternatives(context, choice, exclude_newer, rules)
+        if isinstance(planner, RulePlanner):
+            plans += planner.alternatives(context, choice, exclude_newer, rules)
         return plans
 
     def adapt(self, plan: Plan, context: Any, pin_day: Any, available: dict[str, str]) -> Plan:

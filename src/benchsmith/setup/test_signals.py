@@ -15,9 +15,10 @@ from benchsmith.parsing import (
 )
 from benchsmith.setup.context_model import Hint
 
-__all__ = ["collection_needs_network", "needs_network", "no_tests_ran", "steps_asked_for"]
+__all__ = ["COLLECTION_INTERRUPTED", "collection_needs_network", "log_tail", "needs_network",
+           "no_tests_ran", "steps_asked_for"]
 
-_COLLECTION_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
+COLLECTION_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
 # A test that asks for a step of the project's own first: "Please run the following command to
 # populate it: python3 scripts/update_package_cache.py data /abs/checkout/.cache", "run
 # `./build.sh` first". Only a script of the repository is ever run (the repair checks).
@@ -27,7 +28,8 @@ _RUN_FIRST = re.compile(
     r"\./[\w.-]+(?:/[\w.-]+)*(?: [^`'\"\n]*)?)")
 
 
-def _tail(text: str, lines: int = 15) -> str:
+def log_tail(text: str, lines: int = 15) -> str:
+    """The last `lines` lines of a command's output, as a diagnosis quotes it."""
     return output_tail(text, lines=lines, width=10_000)
 
 
@@ -79,7 +81,7 @@ def collection_needs_network(out: str, returncode: int, runner: str) -> Diagnosi
     host."""
     ran = parse_test_output(out, runner)
     failed = network_failures(out, runner)
-    if ran and not (failed and (_COLLECTION_INTERRUPTED.search(out) or no_tests_ran(out, returncode, runner))):
+    if ran and not (failed and (COLLECTION_INTERRUPTED.search(out) or no_tests_ran(out, returncode, runner))):
         return None
     if not failed and not reaches_network(out):
         return None
@@ -87,4 +89,4 @@ def collection_needs_network(out: str, returncode: int, runner: str) -> Diagnosi
     where = f" (hosts: {', '.join(hosts)})" if hosts else ""
     return Diagnosis(category="testing", kind="needs_network",
                      reason=f"no test ran: collecting them needs the network{where}",
-                     facts={"hosts": hosts, "files": sorted(failed)}, evidence=_tail(out))
+                     facts={"hosts": hosts, "files": sorted(failed)}, evidence=log_tail(out))
