@@ -208,6 +208,46 @@ def test_node_test_project_on_docker(tmp_path: Path, shared_node: None) -> None:
                               "test/math.test.js::math > compares": "PASSED"}
 
 
+@pytest.mark.slow
+def test_a_lockfile_written_by_an_old_npm_is_installed_by_that_npm(tmp_path: Path,
+                                                                  shared_node: None) -> None:
+    """A version-1 package-lock (npm 5 and 6) is installed frozen by npm 6, not by the npm the
+    Node line ships with."""
+    repo = _repo(tmp_path / "oldlock", {
+        "name": "oldlock", "version": "1.0.0", "scripts": {"test": "node --test"},
+        "dependencies": {"is-number": "7.0.0"}},
+        {"test/number.test.js": NODE_TEST.format(imports="const isNumber = require('is-number');",
+                                                 name="number", value="isNumber(5)")})
+    _lock_with(repo.path, _manager(tmp_path, "npm", "6.14.18", "bin/npm-cli.js")
+               + ["install", "--package-lock-only"])
+    assert json.loads((repo.path / "package-lock.json").read_text())["lockfileVersion"] == 1
+    repo.commit({}, "initial", date=DATE)
+    record = _setup(repo.path, tmp_path / "setup.json")
+    node = record["node"]
+    assert (node["manager"], node["dating"], node["lockfile"]) == ("npm", "lockfile", "package-lock.json")
+    assert node["manager_version"].startswith("6.") and record["install"] == ["npm ci"]
+    assert _tests(record) == {"test/number.test.js::number > adds": "PASSED",
+                              "test/number.test.js::number > compares": "PASSED"}
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_a_yarn_project_with_its_lockfile_on_docker(tmp_path: Path, shared_node: None) -> None:
+    repo = _repo(tmp_path / "yarnproj", {
+        "name": "yarnproj", "version": "1.0.0", "scripts": {"test": "node --test"},
+        "dependencies": {"is-number": "7.0.0"}},
+        {"test/number.test.js": NODE_TEST.format(imports="const isNumber = require('is-number');",
+                                                 name="number", value="isNumber(5)")})
+    _lock_with(repo.path, _manager(tmp_path, "yarn", "1.22.19", "bin/yarn.js")
+               + ["install", "--ignore-scripts"])
+    repo.commit({}, "initial", date=DATE)
+    record = _setup(repo.path, tmp_path / "setup.json", "--backend", "docker")
+    assert record["backend"] == "docker" and record["install"] == ["yarn install --frozen-lockfile"]
+    assert record["node"]["manager"] == "yarn" and record["tests_offline"]
+    assert _tests(record) == {"test/number.test.js::number > adds": "PASSED",
+                              "test/number.test.js::number > compares": "PASSED"}
+
+
 def test_a_node_build_the_registry_lacks_gives_way_to_the_newest_earlier_one_of_its_line() -> None:
     """The registry does not carry every Node release: the newest build of the same line before
     the chosen one (released earlier, so it existed at the date too) is taken instead."""
