@@ -4,11 +4,12 @@
     python scripts/bench_rows.py setupbench RESULTS.jsonl...  # setupbench run results (merged)
     python scripts/bench_rows.py setupbench --tasks RESULTS.jsonl...  # one row per task
     python scripts/bench_rows.py prepare|mining|marginal|ray|wall FIGURES.json
+    python scripts/bench_rows.py evaluate OUTPUT_DIR/RUN_ID/summary.json...  # benchsmith evaluate
 
 FIGURES.json is what bench-prepare.sh, bench-mining.sh, bench-marginal.sh and bench-ray.sh
-write into their output folder, and what wall_check.py prints. Every row starts with the date of
-measurement (--measured, else the file's modification date) and the code version (--code, else
-the benchsmith version the records carry, else a dash).
+write into their output folder (its name is the row's "run"), and what wall_check.py prints.
+Every row starts with the date of measurement (--measured, else the file's modification date)
+and the code version (--code, else the benchsmith version the records carry, else a dash).
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ def _measured(args: argparse.Namespace, path: Path) -> str:
     if args.measured:
         return str(args.measured)
     return datetime.date.fromtimestamp(path.stat().st_mtime).isoformat()
+
+
+def _run(args: argparse.Namespace) -> str:
+    return args.files[0].resolve().parent.name
 
 
 def _figures(path: Path) -> dict[str, Any]:
@@ -104,11 +109,11 @@ def setupbench_rows(args: argparse.Namespace) -> list[str]:
 
 
 def prepare_rows(args: argparse.Namespace) -> list[str]:
-    """measured | code | instances | prepared | every FAIL_TO_PASS | every PASS_TO_PASS | median
+    """measured | code | run | instances | prepared | every FAIL_TO_PASS | every PASS_TO_PASS | median
     instance time | median environment setup | gold resolved | empty resolved."""
     f = _figures(args.files[0])
     gold, empty = f.get("gold") or {}, f.get("empty") or {}
-    return [row([_measured(args, args.files[0]), args.code, f["instances"], f["prepared"],
+    return [row([_measured(args, args.files[0]), args.code, _run(args), f["instances"], f["prepared"],
                  _share(f.get("fail_to_pass_all_reproduced"), f["prepared"]),
                  _share(f.get("pass_to_pass_all_reproduced"), f["prepared"]),
                  _seconds(f.get("median_instance_s_environment_reused")),
@@ -118,7 +123,7 @@ def prepare_rows(args: argparse.Namespace) -> list[str]:
 
 
 def mining_rows(args: argparse.Namespace) -> list[str]:
-    """measured | code | repositories mined | valid PRs | instances (repositories) | gold local |
+    """measured | code | run | repositories mined | valid PRs | instances (repositories) | gold local |
     gold Docker | empty local / Docker | quality flags | hung tests named."""
     f = _figures(args.files[0])
     docker = f.get("docker") or {}
@@ -128,16 +133,16 @@ def mining_rows(args: argparse.Namespace) -> list[str]:
 
     flags = ", ".join(f"{name} {share:.1%}" for name, share in sorted(f.get("quality_flag_share", {}).items()))
     empties = " / ".join(x for x in (resolved(f.get("empty")), resolved(docker.get("empty"))) if x)
-    return [row([_measured(args, args.files[0]), args.code, f["repositories_mined"], f["valid_prs"],
+    return [row([_measured(args, args.files[0]), args.code, _run(args), f["repositories_mined"], f["valid_prs"],
                  f"{f['instances']} ({f['repositories_with_instances']})", resolved(f.get("gold")),
                  resolved(docker.get("gold")), empties, flags, f.get("hung_tests_named")])]
 
 
 def marginal_rows(args: argparse.Namespace) -> list[str]:
-    """measured | code | instances | prediction-independent runs reused | median whole time / one
+    """measured | code | run | instances | prediction-independent runs reused | median whole time / one
     run | at most 2.5 | median time, second prediction | median time, first | same results."""
     f = _figures(args.files[0])
-    return [row([_measured(args, args.files[0]), args.code, f["instances"],
+    return [row([_measured(args, args.files[0]), args.code, _run(args), f["instances"],
                  _share(f["reused_prediction_independent_runs"], f["measured"]),
                  f.get("median_marginal_over_one_run"), _share(f.get("at_most_2_5"), f["measured"]),
                  _seconds(f.get("median_marginal_s")), _seconds(f.get("median_first_s")),
@@ -145,14 +150,14 @@ def marginal_rows(args: argparse.Namespace) -> list[str]:
 
 
 def ray_rows(args: argparse.Namespace) -> list[str]:
-    """measured | code | repositories | first | local wall, sum of setups | Ray wall, sum | busy
+    """measured | code | run | repositories | first | local wall, sum of setups | Ray wall, sum | busy
     CPU-s local / Ray | cluster CPU-s | Ray / local throughput | no-op task | same statuses."""
     f = _figures(args.files[0])
     local, ray = f["local"], f["ray"]
     noop = f.get("noop") or {}
     busy = (f"{local['busy_cpu_s']} / {ray['busy_cpu_s']}"
             if "busy_cpu_s" in local and "busy_cpu_s" in ray else None)
-    return [row([_measured(args, args.files[0]), args.code, local["repositories"], f.get("first"),
+    return [row([_measured(args, args.files[0]), args.code, _run(args), local["repositories"], f.get("first"),
                  f"{local['wall_s']:.1f} s, {local['sum_duration_s']:.1f} s",
                  f"{ray['wall_s']:.1f} s, {ray['sum_duration_s']:.1f} s", busy, ray.get("cluster_cpu_s"),
                  f"{local['wall_s'] / ray['wall_s']:.3f}" if ray["wall_s"] else None,
@@ -172,7 +177,26 @@ def wall_rows(args: argparse.Namespace) -> list[str]:
                  f["reports"], f"{equal} of {f['reports']}", leftovers])]
 
 
-KINDS = {"setup": setup_rows, "setupbench": setupbench_rows, "prepare": prepare_rows,
+def evaluate_rows(args: argparse.Namespace) -> list[str]:
+    """measured | code | run | model | mode | result | median time per prediction | time / test
+    time (reused environments), one row per model of each summary.json."""
+    rows = []
+    for path in args.files:
+        summaries = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(summaries, list) or not summaries:
+            raise ValueError(f"{path} holds no evaluation summaries")
+        for s in summaries:
+            verb = "resolved" if s["mode"] == "fix" else "success"
+            result = f"{s['resolved']} of {s['evaluated']} {verb}"
+            if s.get("empty_patches"):
+                result += f" ({s['empty_patches']} empty patches)"
+            rows.append(row([_measured(args, path), args.code or (s.get("provenance") or {}).get("benchsmith_version"),
+                             path.resolve().parent.name, s["model"], s["mode"], result,
+                             _seconds(s.get("median_duration_s")), s.get("median_duration_over_tests")]))
+    return rows
+
+
+KINDS = {"evaluate": evaluate_rows, "setup": setup_rows, "setupbench": setupbench_rows, "prepare": prepare_rows,
          "mining": mining_rows, "marginal": marginal_rows, "ray": ray_rows, "wall": wall_rows}
 
 

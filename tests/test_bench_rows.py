@@ -61,37 +61,39 @@ def test_setupbench_rows_later_results_win(tmp_path: Path) -> None:
 
 
 def test_rows_from_figures_files(tmp_path: Path) -> None:
-    prepare = tmp_path / "prepare.json"
+    for name in ("lite-prepare", "mining-docker", "marginal", "ray-lean"):
+        (tmp_path / name).mkdir()
+    prepare = tmp_path / "lite-prepare" / "figures.json"
     prepare.write_text(json.dumps({
         "instances": 23, "prepared": 22, "fail_to_pass_all_reproduced": 22, "pass_to_pass_all_reproduced": 20,
         "median_instance_s_environment_reused": 28.2, "median_environment_setup_s": 49.0,
         "gold": {"evaluated": 22, "resolved": 20}, "empty": {"evaluated": 22, "resolved": 0}}))
     assert rows("prepare", prepare, "--measured", "2026-11-23", "--code", "22f745b").stdout.strip() == (
-        "| 2026-11-23 | 22f745b | 23 | 22 | 22 of 22 | 20 of 22 | 28 s | 49 s | 20 of 22 | 0 of 22 |")
-    mining = tmp_path / "mining.json"
+        "| 2026-11-23 | 22f745b | lite-prepare | 23 | 22 | 22 of 22 | 20 of 22 | 28 s | 49 s | 20 of 22 | 0 of 22 |")
+    mining = tmp_path / "mining-docker" / "figures.json"
     mining.write_text(json.dumps({
         "repositories_mined": 24, "valid_prs": 200, "instances": 60, "repositories_with_instances": 22,
         "gold": {"evaluated": 60, "resolved": 60}, "empty": {"evaluated": 60, "resolved": 0},
         "docker": {"gold": {"evaluated": 60, "resolved": 60}, "empty": {"evaluated": 60, "resolved": 0}},
         "quality_flag_share": {"statement_from_pr": 1.0, "f2p_many": 0.067}, "hung_tests_named": 3}))
     assert rows("mining", mining, "--measured", "2026-11-23").stdout.strip() == (
-        "| 2026-11-23 | — | 24 | 200 | 60 (22) | 60 of 60 | 60 of 60 | 0 of 60 / 0 of 60 "
+        "| 2026-11-23 | — | mining-docker | 24 | 200 | 60 (22) | 60 of 60 | 60 of 60 | 0 of 60 / 0 of 60 "
         "| f2p_many 6.7%, statement_from_pr 100.0% | 3 |")
-    marginal = tmp_path / "marginal.json"
+    marginal = tmp_path / "marginal" / "figures.json"
     marginal.write_text(json.dumps({
         "instances": 21, "measured": 21, "reused_prediction_independent_runs": 21,
         "median_marginal_over_one_run": 2.32, "at_most_2_5": 13, "median_first_s": 48.3,
         "median_marginal_s": 12.8, "same_results": 21}))
     assert rows("marginal", marginal, "--measured", "2026-11-23").stdout.strip() == (
-        "| 2026-11-23 | — | 21 | 21 of 21 | 2.32 | 13 of 21 | 13 s | 48 s | 21 of 21 |")
-    ray = tmp_path / "ray.json"
+        "| 2026-11-23 | — | marginal | 21 | 21 of 21 | 2.32 | 13 of 21 | 13 s | 48 s | 21 of 21 |")
+    ray = tmp_path / "ray-lean" / "figures.json"
     ray.write_text(json.dumps({
         "local": {"repositories": 24, "wall_s": 136.9, "sum_duration_s": 270.6, "busy_cpu_s": 240.0},
         "ray": {"repositories": 24, "wall_s": 145.9, "sum_duration_s": 285.6, "busy_cpu_s": 256.5,
                 "cluster_cpu_s": 3.5},
         "noop": {"per_task_s": 0.0021}, "same_statuses": True, "first": "local"}))
     assert rows("ray", ray, "--measured", "2026-11-24").stdout.strip() == (
-        "| 2026-11-24 | — | 24 | local | 136.9 s, 270.6 s | 145.9 s, 285.6 s | 240.0 / 256.5 | 3.5 "
+        "| 2026-11-24 | — | ray-lean | 24 | local | 136.9 s, 270.6 s | 145.9 s, 285.6 s | 240.0 / 256.5 | 3.5 "
         "| 0.938 | 2.1 ms | yes |")
     wall = tmp_path / "wall.json"
     wall.write_text(json.dumps({"straight_s": 431, "killed_s": 554, "kills": ["3.1s"] * 20, "reports": 300,
@@ -99,6 +101,21 @@ def test_rows_from_figures_files(tmp_path: Path) -> None:
     assert rows("wall", wall, "--measured", "2026-11-24").stdout.splitlines() == [
         "| 2026-11-24 | — | straight | 431 s | 300 | — | — |",
         "| 2026-11-24 | — | 20 kills and resumes | 554 s | 300 | 300 of 300 | none |"]
+
+
+def test_evaluate_rows_from_summaries(tmp_path: Path) -> None:
+    summary = tmp_path / "runs" / "fix-gold" / "summary.json"
+    summary.parent.mkdir(parents=True)
+    summary.write_text(json.dumps([
+        {"model": "gold", "mode": "fix", "evaluated": 43, "resolved": 43, "median_duration_s": 1.6,
+         "median_duration_over_tests": 1.07, "provenance": {"benchsmith_version": "0.1.0", "backend": "local"}},
+        {"model": "empty", "mode": "fix", "evaluated": 43, "resolved": 0, "empty_patches": 43,
+         "median_duration_s": 0.4, "median_duration_over_tests": None}]))
+    done = rows("evaluate", summary, "--measured", "2026-11-21")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "| 2026-11-21 | 0.1.0 | fix-gold | gold | fix | 43 of 43 resolved | 1.6 s | 1.07 |",
+        "| 2026-11-21 | — | fix-gold | empty | fix | 0 of 43 resolved (43 empty patches) | 0.4 s | — |"]
 
 
 def test_bad_input_is_one_line(tmp_path: Path) -> None:
