@@ -29,7 +29,7 @@ def test_each_runner_is_recognised_in_its_script() -> None:
              "karma start --single-run": "karma", "playwright test": "playwright",
              "wtr": "web-test-runner", "run-s build 'test:*'": "jest"}
     for script, runner in cases.items():
-        scripts = {"test": script, "test:unit": "jest", "build": "tsc"}
+        scripts = {"test": script, "test:all": "jest", "build": "tsc"}
         assert _spec(scripts).runner == runner, script
 
 

@@ -160,3 +160,39 @@ def test_typescript_project_is_compiled_before_its_tests(tmp_path: Path) -> None
     assert not (root / "dist").exists()
     assert _run(root) == {"dist/math.test.js::adds": TestStatus.PASSED,
                           "dist/math.test.js::is wrong on purpose": TestStatus.FAILED}
+
+
+@pytest.mark.slow
+def test_script_running_mocha_programmatically_reports_per_test(tmp_path: Path) -> None:
+    body = BDD.format(imports="const assert = require('assert');", check="assert.strictEqual")
+    runner = ("const Mocha = require('mocha');\nconst mocha = new Mocha();\n"
+              "mocha.addFile(require('path').join(__dirname, '..', 'spec', 'math.js'));\n"
+              "mocha.run((failures) => { process.exitCode = failures ? 1 : 0; });\n")
+    root = _project(tmp_path / "taskproj", {
+        "name": "taskproj", "version": "1.0.0",
+        "scripts": {"test": "eslint . && npm run --silent test:all", "test:all": "node tasks/run.js"},
+        "devDependencies": {"mocha": "10.7.3"}}, {"spec/math.js": body, "tasks/run.js": runner})
+    assert _run(root) == _expected("spec/math.js")
+
+
+@pytest.mark.slow
+def test_uvu_project_runs_per_test(tmp_path: Path) -> None:
+    esm = ("import { test, suite } from 'uvu';\nimport * as assert from 'uvu/assert';\n"
+           "test('adds', () => { assert.is(1 + 2, 3); });\n"
+           "test('is wrong on purpose', () => { assert.is(1 + 2, 4); });\n"
+           "test.skip('is skipped', () => {});\ntest.run();\n"
+           "const math = suite('math');\nmath('awaits', async () => { await 1; });\nmath.run();\n")
+    cjs = ("const { test } = require('uvu');\n"
+           "test('required', () => {});\ntest.run();\n")
+    root = _project(tmp_path / "uvuproj", {
+        "name": "uvuproj", "version": "1.0.0", "type": "module",
+        "scripts": {"test": "c8 pnpm unit && eslint .", "unit": "uvu . .test.[cm]?js$"},
+        "devDependencies": {"uvu": "0.5.6"}}, {"test/math.test.js": esm, "test/old.test.cjs": cjs,
+                                                "test/helper.js": "export default 1;\n"})
+    assert _run(root) == {
+        "test/math.test.js::adds": TestStatus.PASSED,
+        "test/math.test.js::is wrong on purpose": TestStatus.FAILED,
+        "test/math.test.js::is skipped": TestStatus.SKIPPED,
+        "test/math.test.js::math > awaits": TestStatus.PASSED,
+        "test/old.test.cjs::required": TestStatus.PASSED,
+    }

@@ -8,12 +8,17 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+# "script": a command of the package's test script benchsmith cannot read further (a task runner:
+# grunt, gulp, nps, a node script), run as it is
 NodeRunnerName = Literal["jest", "vitest", "mocha", "ava", "tap", "tape", "node", "jasmine", "uvu",
-                         "karma", "playwright", "web-test-runner"]
+                         "karma", "playwright", "web-test-runner", "script"]
 # jest-json: jest's --json (vitest writes the same shape); mocha-json: mocha's json reporter;
 # tap: one TAP stream whose top-level subtests are files (node-tap); tap-files: TAP per file,
-# each after a "# benchsmith-file: <path>" line; junit: JUnit XML; console: the runner's console
-NodeReportFormat = Literal["jest-json", "mocha-json", "tap", "tap-files", "junit", "console"]
+# each after a "# benchsmith-file: <path>" line; junit: JUnit XML; console: the runner's console;
+# uvu-files: uvu's events per file (see harness/node_render.py); script: the mocha events any
+# process of a script reported, else the script's console
+NodeReportFormat = Literal["jest-json", "mocha-json", "tap", "tap-files", "junit", "console",
+                           "uvu-files", "script"]
 NODE_RUNNERS: frozenset[str] = frozenset(NodeRunnerName.__args__)  # type: ignore[attr-defined]
 ManagerName = Literal["npm", "yarn", "pnpm"]
 # How dependencies were pinned to the date: the project's own lockfile, npm's --before (publish

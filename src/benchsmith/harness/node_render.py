@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from benchsmith.core import NodePlan, NodeTestRun
 from benchsmith.core.node import NodeReportFormat
+from benchsmith.harness.node_hooks import MOCHA_HOOK, UVU_HOOK, UVU_LOADER, UVU_MODULE
 
 __all__ = ["FILE_MARKER", "MOCHA_REPORTER", "PATH_PREFIX", "REPORT_ENV", "REPORT_FILE_FORMATS",
            "VALUE_OPTIONS", "NodeTestCommand", "positionals", "render_build_commands",
@@ -19,7 +20,8 @@ __all__ = ["FILE_MARKER", "MOCHA_REPORTER", "PATH_PREFIX", "REPORT_ENV", "REPORT
 
 REPORT_ENV = "BENCHSMITH_REPORT"
 # Formats the runner writes to the report file; the others are read from the command's output.
-REPORT_FILE_FORMATS: frozenset[str] = frozenset({"jest-json", "mocha-json", "junit"})
+REPORT_FILE_FORMATS: frozenset[str] = frozenset({"jest-json", "mocha-json", "junit", "uvu-files",
+                                                 "script"})
 # The marker a per-file loop prints before each file's TAP stream (parsing/tap.py reads it).
 FILE_MARKER = "# benchsmith-file: "
 # Binaries a project installs are found the way npm's scripts find them.
@@ -163,6 +165,12 @@ def render_test_command(run: NodeTestRun, test_files: Sequence[str] = ()) -> Nod
                 "done; exit $rc")
         return NodeTestCommand(command=_line(prefix, "sh -c", shlex.quote(loop)),
                                report_format="tap-files")
+    elif runner == "script":
+        return NodeTestCommand(command=_line(_REPORT_DEFAULT, _script(run, prefix, start, quoted)),
+                               report_format="script", report_file=True)
+    elif runner == "uvu":
+        return NodeTestCommand(command=_line(_REPORT_DEFAULT, _uvu(run, prefix, args, focused)),
+                               report_format="uvu-files", report_file=True)
     elif runner == "ava":
         return NodeTestCommand(command=_line(prefix, start, quoted, "--tap", shlex.join(focused)),
                                report_format="tap")
@@ -182,6 +190,36 @@ def render_test_command(run: NodeTestRun, test_files: Sequence[str] = ()) -> Nod
                                report_format="console")
     return NodeTestCommand(command=_line(_REPORT_DEFAULT, prefix, body),
                            report_format=run.report_format, report_file=True)
+
+
+def _script(run: NodeTestRun, prefix: str, start: str, quoted: str) -> str:
+    """The script's command with the mocha hook preloaded into its node processes; its output
+    becomes the report when no mocha run reported (a TAP or console runner)."""
+    hook = f'"${REPORT_ENV}.mocha-hook.cjs"'
+    console, status = f'"${REPORT_ENV}.console"', f'"${REPORT_ENV}.status"'
+    options = f'NODE_OPTIONS="--require ${REPORT_ENV}.mocha-hook.cjs ${{NODE_OPTIONS:-}}"'
+    return _line(f"printf '%s' {shlex.quote(MOCHA_HOOK)} > {hook} &&",
+                 f"{{ {_line(prefix, options, start, quoted)} 2>&1; echo $? > {status}; }}",
+                 f"| tee {console}; [ -s {_REPORT} ] || cp {console} {_REPORT};",
+                 f"rc=$(cat {status}); rm -f {hook} {console} {status}; exit $rc")
+
+
+def _uvu(run: NodeTestRun, prefix: str, args: Sequence[str], focused: Sequence[str]) -> str:
+    """Each uvu test file run by node with the hooks that report its tests (uvu's own console
+    names only the failures)."""
+    files = focused or run.test_files
+    requires = [word for option, value in zip(args, args[1:], strict=False) if option in {"-r", "--require"}
+                for word in ("-r", value)]
+    base = f"${{{REPORT_ENV}}}.benchsmith-uvu"
+    writes = " && ".join(f"printf '%s' {shlex.quote(text)} > \"{base}-{name}\""
+                         for name, text in (("hook.cjs", UVU_HOOK), ("loader.mjs", UVU_LOADER),
+                                            ("module.mjs", UVU_MODULE)))
+    node = _line("node", f'-r "{base}-hook.cjs" --experimental-loader "file://{base}-loader.mjs"',
+                 shlex.join(requires))
+    sources = shlex.join(files) if files else "/dev/null"
+    loop = (f"{writes} && rc=0; for f in {sources}; do {node} \"$f\" || rc=1; done; "
+            f'rm -f "{base}"-*; exit $rc')
+    return _line(prefix, "sh -c", shlex.quote(loop))
 
 
 def _found_at_run_time(run: NodeTestRun) -> str:

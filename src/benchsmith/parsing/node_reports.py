@@ -8,9 +8,11 @@ from benchsmith.parsing.jest_json import parse_jest_json
 from benchsmith.parsing.js_console import parse_js_console
 from benchsmith.parsing.js_junit import parse_js_junit
 from benchsmith.parsing.mocha_json import parse_mocha_json
+from benchsmith.parsing.node_events import parse_node_events, parse_script_report
 from benchsmith.parsing.tap import parse_tap
 
-REPORT_FORMATS = ("jest-json", "mocha-json", "tap", "tap-files", "junit", "console")
+REPORT_FORMATS = ("jest-json", "mocha-json", "tap", "tap-files", "junit", "console", "uvu-files",
+                  "script")
 
 
 def parse_node_report(report_format: str, report: str, root: str | None = None) -> list[TestResult]:
@@ -26,4 +28,8 @@ def parse_node_report(report_format: str, report: str, root: str | None = None) 
         return parse_js_junit(report, root)
     if report_format == "console":
         return parse_js_console(report, root)
+    if report_format == "uvu-files":
+        return parse_node_events(report, root)
+    if report_format == "script":
+        return parse_script_report(report, root)
     raise ValueError(f"unknown report format {report_format!r}; expected one of {REPORT_FORMATS}")

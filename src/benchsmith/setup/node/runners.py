@@ -15,6 +15,7 @@ from pydantic import Field
 from benchsmith.core.node import NodeReportFormat, NodeRunnerName, NodeTestRun
 from benchsmith.harness.node_render import VALUE_OPTIONS, positionals
 from benchsmith.setup.node.scripts import Invocation, expand, glob_matches
+from benchsmith.setup.node.tasks import is_check, node_side_scripts, tape_started_by_node
 
 RunnerName = NodeRunnerName
 ReportFormat = NodeReportFormat
@@ -43,14 +44,11 @@ _DEPENDENCIES: tuple[tuple[str, RunnerName], ...] = (
     ("ava", "ava"), ("tap", "tap"), ("tape", "tape"), ("jasmine", "jasmine"), ("uvu", "uvu"),
     ("karma", "karma"), ("@playwright/test", "playwright"), ("@web/test-runner", "web-test-runner"),
 )
-# Commands of a test script that check rather than build: not needed before the tests run.
-_CHECKS = frozenset({"eslint", "prettier", "tslint", "standard", "semistandard", "xo", "jshint",
-                     "jscs", "stylelint", "markdownlint", "lint-staged", "echo", "rimraf", "del",
-                     "del-cli", "tsd", "attw", "publint", "depcheck", "license-checker", "exit",
-                     "true", "husky", "simple-git-hooks", "lefthook", "is-ci", "npm-check",
-                     "codecov", "coveralls", "nyc", "c8", "check-dts", "size-limit", "cspell"})
 _BUILDS = re.compile(r"^(?:tsc|babel|rollup|webpack|esbuild|tsup|swc|vite|microbundle|unbuild|"
                      r"pkgroll|bob|ncc|node-gyp|tsx|ts-node|lerna|turbo|gulp|grunt|make)$")
+# uvu's default test file pattern
+_UVU_PATTERN = re.compile(r"((/|^)(tests?|__tests?__)/.*|\.(tests?|spec)|^/?tests?)\.([mc]js|[jt]sx?)$",
+                          re.IGNORECASE)
 _NPM_DEFAULT = "no test specified"
 # node --test's default file patterns (Node 20)
 _NODE_DEFAULTS = ("**/*.test.{js,cjs,mjs}", "**/*-test.{js,cjs,mjs}", "**/*_test.{js,cjs,mjs}",
@@ -61,14 +59,14 @@ _SCRIPT_EXTENSIONS = (".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".tsx", ".js
 # (the rendered command sets its own). A trailing "=" means the option's "--x=value" form too.
 _DROPPED: dict[str, frozenset[str]] = {
     "jest": frozenset({"--watch", "--watchAll", "--coverage", "--json", "--ci", "--outputFile",
-                       "--reporters", "--colors", "--testResultsProcessor"}),
+                       "--reporters", "--colors", "--testResultsProcessor", "--bail", "-b"}),
     "vitest": frozenset({"--watch", "-w", "--ui", "--coverage", "--run", "--reporter",
-                         "--outputFile", "--silent"}),
+                         "--outputFile", "--silent", "--bail"}),
     "mocha": frozenset({"--watch", "-w", "--reporter", "-R", "--reporter-option",
-                        "--reporter-options", "-O", "--forbid-only"}),
-    "ava": frozenset({"--tap", "-t", "--verbose", "-v", "--watch", "-w"}),
+                        "--reporter-options", "-O", "--forbid-only", "--bail", "-b"}),
+    "ava": frozenset({"--tap", "-t", "--verbose", "-v", "--watch", "-w", "--fail-fast"}),
     "tap": frozenset({"--watch", "-w", "--reporter", "-R", "--coverage-report", "-o",
-                      "--reporter-file", "--check-coverage", "--100"}),
+                      "--reporter-file", "--check-coverage", "--100", "--bail", "-b"}),
     "node": frozenset({"--test", "--watch", "--test-reporter", "--test-reporter-destination",
                        "--experimental-test-coverage"}),
     "jasmine": frozenset({"--reporter"}),
@@ -87,6 +85,7 @@ class NodeTestRunner(NodeTestRun):
     typescript: bool = False
     browser: bool = False
     browser_runnable: bool = True
+    checks: list[str] = Field(default_factory=list, description="checks of the test script left out")
     apt_packages: list[str] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list, description="where the runner was read from")
     notes: list[str] = Field(default_factory=list)
@@ -98,8 +97,8 @@ class NodeTestRunner(NodeTestRun):
 
 _FORMATS: dict[RunnerName, ReportFormat] = {
     "jest": "jest-json", "vitest": "jest-json", "mocha": "mocha-json", "ava": "tap", "tap": "tap",
-    "tape": "tap-files", "node": "tap-files", "jasmine": "console", "uvu": "console",
-    "karma": "console", "playwright": "junit", "web-test-runner": "console",
+    "tape": "tap-files", "node": "tap-files", "jasmine": "console", "uvu": "uvu-files",
+    "karma": "console", "playwright": "junit", "web-test-runner": "console", "script": "script",
 }
 
 
@@ -137,13 +136,16 @@ def strip_options(runner: str, args: Sequence[str]) -> list[str]:
     dropped, values = _DROPPED.get(runner, frozenset()), VALUE_OPTIONS.get(runner, frozenset())
     kept: list[str] = []
     skip = False
+    bail = False
     for arg in args:
-        if skip:
-            skip = False
+        if skip or (bail and arg.isdigit()):  # `--bail 1`: stop after one failure
+            skip = bail = False
             continue
         option = arg.split("=", 1)[0]
+        bail = False
         if option in dropped or option.startswith(("--coverage.", "--reporter-option")):
             skip = "=" not in arg and option in values
+            bail = option in {"--bail", "-b"} and "=" not in arg
             continue
         kept.append(arg)
     return kept
@@ -155,33 +157,108 @@ def detect_test_runner(package: dict[str, Any], files: Sequence[str],
     to its root) and, where given, `read` (a file's text, or None); None when nothing says."""
     scripts = package.get("scripts") if isinstance(package.get("scripts"), dict) else {}
     assert isinstance(scripts, dict)
-    notes: list[str] = []
-    invocations = [] if _NPM_DEFAULT in str(scripts.get("test", "")) else expand(scripts, "test")
+    makefile = read("Makefile") if read is not None and "Makefile" in files else None
+    invocations = ([] if _NPM_DEFAULT in str(scripts.get("test", ""))
+                   else expand(scripts, "test", makefile=makefile))
+    checks = [invocation.text for invocation in invocations if is_check(invocation)]
+    spec = _from_invocations(invocations, scripts, package, files)
+    if spec is not None and spec.runner in BROWSER_RUNNERS:
+        spec = _node_side(spec, scripts, package, files, makefile) or spec
+    if spec is None:
+        spec = _without_runner(invocations, scripts, package, files)
+    if spec is None:
+        return None
+    if checks:
+        spec.checks = checks
+        spec.notes.append("checks of the test script left out of the test command: "
+                          + ", ".join(f"`{check}`" for check in checks))
+    return _complete(spec, package, files, read)
+
+
+def _from_invocations(invocations: Sequence[Invocation], scripts: dict[str, Any],
+                      package: dict[str, Any], files: Sequence[str]) -> NodeTestRunner | None:
+    """The first invocation that starts a runner (a browser runner only when no later one runs
+    in Node), with the steps before it."""
+    found: list[NodeTestRunner] = []
     for position, invocation in enumerate(invocations):
-        found = _runner_of(invocation)
-        if found is None:
+        started = _runner_of(invocation) or tape_started_by_node(invocation, _dependencies(package),
+                                                                 files)
+        if started is None:
             continue
-        runner, command, args = found
+        runner, command, args = started
         spec = NodeTestRunner(runner=runner, command=command, args=strip_options(runner, args),
                               env=dict(invocation.env), report_format=_FORMATS[runner],
                               sources=[f"scripts.{invocation.script}"])
         spec.build_steps = _build_steps(invocations[:position], scripts)
-        return _complete(spec, package, files, read)
-    if invocations:
-        notes.append(f"scripts.test runs `{invocations[-1].text}`, no runner benchsmith knows")
-    chosen, source = _from_files(package, files)
-    if chosen is None:
+        if runner not in BROWSER_RUNNERS:
+            if found:
+                spec.notes.append(f"{found[0].runner} (scripts.{found[0].sources[0]}) runs in a "
+                                  f"browser; the tests run with {runner} in Node")
+            return spec
+        found.append(spec)
+    return found[0] if found else None
+
+
+def _node_side(browser: NodeTestRunner, scripts: dict[str, Any], package: dict[str, Any],
+               files: Sequence[str], makefile: str | None) -> NodeTestRunner | None:
+    """A runner the project also runs its tests with in Node: a script like `test:node`, else a
+    Node runner's configuration."""
+    for name in node_side_scripts(scripts):
+        spec = _from_invocations(expand(scripts, name, makefile=makefile), scripts, package, files)
+        if spec is not None and spec.runner not in BROWSER_RUNNERS:
+            spec.notes.append(f"scripts.test runs {browser.runner} in a browser; scripts.{name} "
+                              f"runs the tests in Node with {spec.runner}")
+            return spec
+    chosen, source = _from_files(package, files, node_only=True)
+    if chosen is None or source.startswith("dependency"):
         return None
-    command = {"vitest": ["vitest", "run"], "node": ["node", "--test"], "karma": ["karma", "start"],
-               "playwright": ["playwright", "test"]}.get(chosen, [chosen])
-    spec = NodeTestRunner(runner=chosen, command=command, report_format=_FORMATS[chosen],
-                          sources=[source], notes=notes)
+    spec = _plain(chosen, source)
+    spec.build_steps = list(browser.build_steps)
+    spec.notes.append(f"scripts.test runs {browser.runner} in a browser; {source} runs the "
+                      f"tests in Node with {chosen}")
+    return spec
+
+
+def _without_runner(invocations: Sequence[Invocation], scripts: dict[str, Any],
+                    package: dict[str, Any], files: Sequence[str]) -> NodeTestRunner | None:
+    """A runner's configuration, else the test script's own task command run as it is (its
+    mocha runs reported, else its console read), else a runner among the dependencies."""
+    tasks = [(position, invocation) for position, invocation in enumerate(invocations)
+             if not is_check(invocation)]
+    chosen, source = _from_files(package, files)
+    if chosen is not None and not source.startswith("dependency"):
+        spec = _plain(chosen, source)
+    elif tasks:
+        position, task = tasks[-1]
+        spec = NodeTestRunner(runner="script", command=[task.command, *task.args],
+                              env=dict(task.env), report_format="script",
+                              sources=[f"scripts.{task.script}"])
+        spec.build_steps = _build_steps(invocations[:position], scripts)
+        spec.notes.append(f"scripts.test runs `{task.text}`, which names no runner benchsmith "
+                          "reads: run as it is, its mocha runs reported, else its console read")
+        return spec
+    elif chosen is not None:
+        spec = _plain(chosen, source)
+    else:
+        return None
+    if invocations:
+        spec.notes.append(f"scripts.test runs `{invocations[-1].text}`, no runner benchsmith knows")
     spec.build_steps = _build_steps(expand(scripts, "pretest"), scripts)
-    return _complete(spec, package, files, read)
+    return spec
 
 
-def _from_files(package: dict[str, Any], files: Sequence[str]) -> tuple[RunnerName | None, str]:
+def _plain(runner: RunnerName, source: str) -> NodeTestRunner:
+    command = {"vitest": ["vitest", "run"], "node": ["node", "--test"], "karma": ["karma", "start"],
+               "playwright": ["playwright", "test"]}.get(runner, [runner])
+    return NodeTestRunner(runner=runner, command=command, report_format=_FORMATS[runner],
+                          sources=[source])
+
+
+def _from_files(package: dict[str, Any], files: Sequence[str],
+                node_only: bool = False) -> tuple[RunnerName | None, str]:
     for runner, pattern in _CONFIGS:
+        if node_only and runner in BROWSER_RUNNERS:
+            continue
         for path in files:
             if pattern.fullmatch(path):
                 return runner, path
@@ -204,8 +281,7 @@ def _dependencies(package: dict[str, Any]) -> set[str]:
 
 
 def _build_steps(before: Sequence[Invocation], scripts: dict[str, Any]) -> list[str]:
-    steps = [invocation.text for invocation in before
-             if posixpath.basename(invocation.command) not in _CHECKS]
+    steps = [invocation.text for invocation in before if not is_check(invocation)]
     prepare = expand(scripts, "prepare")
     if any(_BUILDS.match(posixpath.basename(step.command)) for step in prepare) and \
             "npm run prepare" not in steps:
@@ -219,7 +295,7 @@ def _complete(spec: NodeTestRunner, package: dict[str, Any], files: Sequence[str
     spec.typescript = "typescript" in dependencies or "tsconfig.json" in files
     if spec.typescript:
         _typescript_build(spec, package, files, read)
-    if spec.runner in {"tape", "node"}:
+    if spec.runner in {"tape", "node", "uvu"}:
         spec.test_files = select_files(spec.runner, spec.args, files)
         if not spec.test_files:
             spec.notes.append("no test file matches the runner's patterns")
@@ -270,12 +346,33 @@ def select_files(runner: str, args: Sequence[str], files: Sequence[str]) -> list
     """The test files a runner started with `args` runs (tape's globs, node --test's paths and
     default patterns), among `files`."""
     targets = [target.removeprefix("./") for target in positionals(runner, args)]
+    if runner == "uvu":
+        return _uvu_files(targets, args, files)
     if not targets and runner == "node":
         targets = list(_NODE_DEFAULTS)
     candidates = [path for path in files
                   if path.endswith(_SCRIPT_EXTENSIONS) and "node_modules/" not in path]
     return sorted(path for path in candidates
                   if any(glob_matches(target, path) for target in targets))
+
+
+def _uvu_files(targets: Sequence[str], args: Sequence[str], files: Sequence[str]) -> list[str]:
+    """uvu's files: under its directory (first argument), matching its pattern (second)."""
+    directory = (targets[0] if targets else ".").strip("/")
+    directory = "" if directory in {"", "."} else directory + "/"
+    try:
+        pattern = re.compile(targets[1]) if len(targets) > 1 else _UVU_PATTERN
+        ignores = [re.compile(value) for option, value in zip(args, args[1:], strict=False)
+                   if option in {"-i", "--ignore"}]
+    except re.error:
+        return []
+    found = []
+    for path in files:
+        inner = path[len(directory):]
+        if (path.startswith(directory) and "node_modules/" not in path and pattern.search(inner)
+                and not any(ignore.search(inner) for ignore in ignores)):
+            found.append(path)
+    return sorted(found)
 
 
 def _browser(spec: NodeTestRunner) -> None:

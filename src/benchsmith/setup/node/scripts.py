@@ -1,5 +1,6 @@
 """Read package.json scripts as the commands they run: `&&` chains, `npm run x` (with its
-`pre` script), npm-run-all, and wrappers (cross-env, nyc, c8, npx) taken apart."""
+`pre` script, npm's and yarn's own options), npm-run-all, `make x` (its recipe), and wrappers
+(cross-env, nyc, c8, `istanbul cover`, `node node_modules/x/bin/x`) taken apart."""
 
 from __future__ import annotations
 
@@ -8,9 +9,16 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchsmith.setup.node.makefiles import recipe
+
 # Commands that only start the command after them (their own options are skipped).
 WRAPPERS = frozenset({"cross-env", "cross-env-shell", "env", "nyc", "c8", "npx", "dotenv",
-                      "env-cmd", "nodemon", "time", "nice", "with-package-json-scripts"})
+                      "env-cmd", "nodemon", "time", "nice", "with-package-json-scripts",
+                      "istanbul", "nyc-report"})
+# Subcommands of a wrapper that come before the command it starts.
+_WRAPPER_SUBCOMMANDS = frozenset({"cover", "test"})
+# Coverage tools whose arguments are the test files node runs (`covert test/*.js`).
+_NODE_WRAPPERS = frozenset({"covert"})
 # Wrapper options whose value is a separate word.
 _WRAPPER_VALUE_OPTIONS = frozenset({"-e", "-f", "--reporter", "-r", "--require", "--extension",
                                     "--temp-dir", "--report-dir", "-c", "--config", "--include",
@@ -20,6 +28,12 @@ _PACKAGE_MANAGERS = frozenset({"npm", "yarn", "pnpm"})
 # yarn/pnpm subcommands that are not script names
 _PM_COMMANDS = frozenset({"install", "add", "exec", "dlx", "build", "workspace", "workspaces",
                           "-w", "--filter", "recursive", "-r"})
+# Options of npm, yarn and pnpm that change only what they print, before or after `run`.
+_PM_QUIET = re.compile(r"^(?:-s|--silent|-q|--quiet|--if-present|--loglevel=\S+|--reporter=\S+|"
+                       r"--no-bail|--stream)$")
+# node started on an installed package's bin file: `node node_modules/mocha/bin/mocha`
+_PACKAGE_BIN = re.compile(r"(?:^|/)node_modules/(?:\.bin/(?P<bin>[^/]+)|(?:@[^/]+/)?[^/]+/bin/"
+                          r"(?P<file>[^/]+?))(?:\.[cm]?js)?$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
 _MAX_DEPTH = 8
@@ -65,25 +79,54 @@ def _unwrap(words: list[str]) -> tuple[list[str], dict[str, str]]:
     """The command words after leading assignments and wrappers, and the assignments."""
     env: dict[str, str] = {}
     index = 0
+    wrapped = False
     while index < len(words):
         word = words[index]
         if _ASSIGNMENT.match(word):
             key, _, value = word.partition("=")
             env[key] = value
-        elif word in WRAPPERS or (word.startswith("-") and index > 0 and words[0] in WRAPPERS):
+        elif word in WRAPPERS or (word.startswith("-") and wrapped):
+            wrapped = True
             if word in _WRAPPER_VALUE_OPTIONS:
                 index += 1
-        elif word == "--" and index > 0:
+        elif word == "--" and index > 0 or (wrapped and word in _WRAPPER_SUBCOMMANDS
+                                             and words[index - 1] in WRAPPERS):
             pass
+        elif word == "node" and (started := _node_started_bin(words[index + 1:])) is not None:
+            index += 1 + started
+            words = [*words[:index], _bin_name(words[index]), *words[index + 1:]]
+            wrapped = True
+            continue
+        elif word in _NODE_WRAPPERS:
+            return ["node", *words[index + 1:]], env
         else:
-            return words[index:], env
+            rest = words[index:]
+            # `istanbul cover _mocha -- args`: the `--` ends the wrapper's options
+            return ([rest[0], *rest[2:]] if wrapped and rest[1:2] == ["--"] else rest), env
         index += 1
     return [], env
+
+
+def _node_started_bin(words: list[str]) -> int | None:
+    """The position of an installed package's bin file among node's words, after its options."""
+    for position, word in enumerate(words):
+        if not word.startswith("-"):
+            return position if _PACKAGE_BIN.search(word) else None
+    return None
+
+
+def _bin_name(path: str) -> str:
+    found = _PACKAGE_BIN.search(path)
+    assert found is not None
+    return found["bin"] or found["file"]
 
 
 def _script_call(words: list[str]) -> tuple[list[str], list[str]] | None:
     """(script names, extra arguments) when `words` runs scripts of the package."""
     command, rest = words[0], words[1:]
+    if command in _PACKAGE_MANAGERS:
+        quiet = [position for position, word in enumerate(rest[:3]) if _PM_QUIET.match(word)]
+        rest = [word for position, word in enumerate(rest) if position not in quiet]
     if command in _RUN_ALL:
         names = [word for word in rest if not word.startswith("-")]
         return names, []
@@ -105,15 +148,23 @@ def _script_call(words: list[str]) -> tuple[list[str], list[str]] | None:
 
 
 def expand(scripts: dict[str, Any], name: str, extra: list[str] | None = None,
-           depth: int = 0) -> list[Invocation]:
+           depth: int = 0, makefile: str | None = None) -> list[Invocation]:
     """Every command `npm run <name>` runs, in order (its `pre<name>` script first); `extra`
-    arguments go to the script's last command, as npm passes them."""
+    arguments go to the script's last command, as npm passes them. With the text of the
+    package's `makefile`, `make <target>` is read as its recipe."""
     script = scripts.get(name)
     if not isinstance(script, str) or depth > _MAX_DEPTH:
         return []
     found: list[Invocation] = []
     if depth == 0 or not name.startswith("pre"):
-        found += expand(scripts, f"pre{name}", None, depth + 1)
+        found += expand(scripts, f"pre{name}", None, depth + 1, makefile)
+    found += _expand_text(scripts, name, script, extra, depth, makefile)
+    return found
+
+
+def _expand_text(scripts: dict[str, Any], name: str, script: str, extra: list[str] | None,
+                 depth: int, makefile: str | None) -> list[Invocation]:
+    found: list[Invocation] = []
     segments = _segments(split_words(script))
     for position, segment in enumerate(segments):
         words, env = _unwrap(segment)
@@ -126,10 +177,19 @@ def expand(scripts: dict[str, Any], name: str, extra: list[str] | None = None,
             for pattern in names:
                 for target in _matching(scripts, pattern):
                     tail = more + (extra or []) if last else more
-                    for invocation in expand(scripts, target, tail, depth + 1):
+                    for invocation in expand(scripts, target, tail, depth + 1, makefile):
                         invocation.env = {**env, **invocation.env}
                         found.append(invocation)
             continue
+        if words[0] == "make" and makefile is not None and depth <= _MAX_DEPTH:
+            targets = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
+            lines = recipe(makefile, targets[0] if targets else None)
+            if lines is not None:
+                for invocation in _expand_text(scripts, name, " && ".join(lines), None, depth + 1,
+                                               makefile):
+                    invocation.env = {**env, **invocation.env}
+                    found.append(invocation)
+                continue
         args = words[1:] + ((extra or []) if last else [])
         found.append(Invocation(words[0], args, env, name))
     return found
