@@ -6,16 +6,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from benchsmith.cli.aliases import instances_option, renamed
-from benchsmith.cli.app import app, err, fail, out, say, warn
+from benchsmith.cli.app import app, error_line, fail, out, say, warn
 from benchsmith.cli.options import (
     STALL_TIMEOUT_S,
     TIMEOUT_S,
     InstanceIdsOpt,
     JobsOpt,
     MirrorsOpt,
+    RetryFailedOpt,
     SourceOpt,
     StallTimeoutOpt,
     TimeoutOpt,
@@ -23,13 +23,14 @@ from benchsmith.cli.options import (
     only_instances,
     open_executor,
     parse_sources,
+    resume,
     sandbox_options,
 )
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
     from benchsmith.executor import ExecutorConfig
-    from benchsmith.instance import Prediction
+    from benchsmith.instance import Prediction, TaskInstance
     from benchsmith.sandbox.config import SandboxConfig
 
 
@@ -52,6 +53,7 @@ def evaluate(
     stall_timeout: StallTimeoutOpt = STALL_TIMEOUT_S,
     ids: InstanceIdsOpt = None,
     test_network: Annotated[bool, typer.Option("--test-network", help="Keep the network for the predictions' tests (default: Docker cuts it off; locally, package indexes and proxies point at nothing).")] = False,
+    retry_failed: RetryFailedOpt = False,
     *,
     sandbox: SandboxConfig,
     executor: ExecutorConfig,
@@ -101,10 +103,12 @@ def evaluate(
                                 test_network=test_network)
     options = EvalOptions.model_validate({"mode": mode, "run_dir": run_dir, "jobs": jobs,
                                           "timeout_s": timeout, "stall_timeout_s": stall_timeout,
-                                          "test_network": test_network})
+                                          "test_network": test_network,
+                                          "retry_failed": retry_failed})
     evaluation = Evaluation(options, environments, tests, progress=say)
     runner = open_executor(executor, jobs, sandbox)
     say(f"evaluating {len(chosen)} prediction(s) in {mode} mode; run directory {run_dir}")
+    evaluation.resumed(instances, chosen, resume(retry_failed))
     try:
         reports = evaluation.run(instances, chosen, executor=runner)
     finally:
@@ -113,15 +117,42 @@ def evaluate(
             summaries = write_summary(run_dir)
             finals = write_final_reports(run_dir, load_reports(run_dir), instances)
     out.print(render(summaries, name), highlight=False, end="")
+    if sandbox.type == "docker":
+        _print_image_sizes(instances, sorted({r.instance_id for r in reports}))
     for failed in (r for r in reports if r.infrastructure_failure):
-        err.print(f"[red]INFRASTRUCTURE FAILURE[/] {escape(failed.instance_id)}: "
-                  f"{escape(failed.infrastructure_reason or failed.error or 'no reason recorded')}",
-                  highlight=False, soft_wrap=True)
+        error_line(f"INFRASTRUCTURE FAILURE {failed.instance_id}: "
+                   f"{failed.infrastructure_reason or failed.error or 'no reason recorded'}")
     out.print(_closing_line(run_dir), highlight=False, soft_wrap=True)
     out.print("SWE-bench's final report: " + ", ".join(str(p) for p in finals), highlight=False,
               soft_wrap=True)
     if reports and all(r.infrastructure_failure for r in reports):
         fail("nothing could be evaluated: every prediction hit an infrastructure failure", code=1)
+
+
+def _print_image_sizes(instances: dict[str, TaskInstance], evaluated: list[str]) -> None:
+    """Docker: each evaluated instance's image and what it takes on disk (in all, and not
+    shared with the environment and base images under it)."""
+    from rich.table import Table
+
+    from benchsmith.cli.docker import image_sizes, size_text
+    from benchsmith.sandbox.docker.base import docker_client
+    from benchsmith.sandbox.store import instance_name
+
+    try:
+        sizes = image_sizes(docker_client())
+    except BenchsmithError as exc:
+        warn(f"image sizes unknown: {exc}")
+        return
+    table = Table(title="instance images")
+    for column in ("instance", "image", "size", "own"):
+        table.add_column(column, justify="right" if column in ("size", "own") else "left")
+    for instance_id in evaluated:
+        instance = instances[instance_id]
+        image = instance.image or instance_name(instance.repo, instance.base_commit)
+        size, own = sizes.get(image, (None, None))
+        table.add_row(instance_id, image, "-" if size is None else size_text(size),
+                      "-" if own is None else size_text(own))
+    out.print(table)
 
 
 def _closing_line(run_dir: Path) -> str:
