@@ -138,11 +138,16 @@ def read_input(reader: Callable[[Path], tuple[T, list[str]]], path: Path) -> T:
     except BenchsmithError as exc:
         fail(str(exc))
     if problems and not items:
-        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
-        fail(f"no usable instance in {path}: {'; '.join(problems[:3])}{more}")
+        fail(nothing_usable(path, problems))
     for problem in problems:
         warn(problem if problem.endswith("skipped") else f"{problem}: skipped")
     return items
+
+
+def nothing_usable(path: Path, problems: list[str]) -> str:
+    """The one line for a file none of whose records can be used: its first problems."""
+    more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+    return f"no usable instance in {path}: {'; '.join(problems[:3])}{more}"
 
 
 class WarningLines(logging.Handler):

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchsmith.cli.aliases import instances_option, renamed
-from benchsmith.cli.app import app, error_line, fail, out, say, warn
+from benchsmith.cli.app import app, error_line, fail, nothing_usable, out, say, warn
 from benchsmith.cli.options import (
     STALL_TIMEOUT_S,
     TIMEOUT_S,
@@ -73,6 +73,8 @@ def evaluate(
         fail("--test-predictions filters fixes: it needs --mode fix")
     try:
         instances, problems = load_instances(instances_file)
+        if problems and not instances and not any("has no test command" in p for p in problems):
+            fail(nothing_usable(instances_file, problems))
         wanted = only_instances(ids, instances)
         instances = {k: v for k, v in instances.items() if wanted is None or k in wanted}
         chosen, more = load_predictions(predictions, instances, mode)
@@ -130,10 +132,8 @@ def evaluate(
 
 
 def _print_image_sizes(instances: dict[str, TaskInstance], evaluated: list[str]) -> None:
-    """Docker: each evaluated instance's image and what it takes on disk (in all, and not
-    shared with the environment and base images under it)."""
-    from rich.table import Table
-
+    """Docker: one line per evaluated instance with its image and what it takes on disk (in
+    all, and not shared with the layers under it)."""
     from benchsmith.cli.docker import image_sizes, size_text
     from benchsmith.sandbox.docker.base import docker_client
     from benchsmith.sandbox.store import instance_name
@@ -143,16 +143,14 @@ def _print_image_sizes(instances: dict[str, TaskInstance], evaluated: list[str])
     except BenchsmithError as exc:
         warn(f"image sizes unknown: {exc}")
         return
-    table = Table(title="instance images")
-    for column in ("instance", "image", "size", "own"):
-        table.add_column(column, justify="right" if column in ("size", "own") else "left")
     for instance_id in evaluated:
         instance = instances[instance_id]
         image = instance.image or instance_name(instance.repo, instance.base_commit)
         size, own = sizes.get(image, (None, None))
-        table.add_row(instance_id, image, "-" if size is None else size_text(size),
-                      "-" if own is None else size_text(own))
-    out.print(table)
+        shown = "not kept" if size is None or own is None else \
+            f"{size_text(size)} ({size_text(own)} its own)"
+        out.print(f"instance image {instance_id}: {image} {shown}", highlight=False,
+                  soft_wrap=True)
 
 
 def _closing_line(run_dir: Path) -> str:
