@@ -95,7 +95,7 @@ def test_version_and_help_texts() -> None:
     assert version.returncode == 0 and version.stdout.strip() == f"benchsmith {__version__}"
     mine = run_cli("mine", "--help")
     assert "PATH [owner/name]" in mine.stdout
-    assert "offline only with --mirrors" in " ".join(mine.stdout.split())
+    assert "offline only with --mirrors" in " ".join(mine.stdout.replace("│", " ").split())
     verify = run_cli("verify", "--help")
     assert "--test-network" not in verify.stdout and "<bool>" not in verify.stdout
 

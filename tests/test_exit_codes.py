@@ -53,7 +53,8 @@ def test_mine_whose_only_clone_failed_fails_and_is_retried(tmp_path: Path) -> No
     out = tmp_path / "prs.jsonl"
     first = run_cli("mine", str(repos), "--from-git", "--out", str(out))
     assert "no repository could be mined" in _one_error(first, 1)
-    again = run_cli("mine", str(repos), "--from-git", "--out", str(out))
+    assert "--retry-failed" in first.stderr
+    again = run_cli("mine", str(repos), "--from-git", "--out", str(out), "--retry-failed")
     assert "mining owner/name" in again.stderr, again.stderr  # the error is redone
     assert "no repository could be mined" in _one_error(again, 1)
     log = [json.loads(line) for line in out.with_name("prs.jsonl.repos.jsonl").read_text().splitlines()]

@@ -207,7 +207,9 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
     again = run_cli(*args)
     assert again.returncode == 0 and "environment at" not in again.stderr
     assert "reproduced" not in again.stderr and "prepare summary" in again.stdout
+    assert "skipped 4 already done (--retry-failed redoes the 1 that failed)" in again.stderr
     retried = run_cli(*args, "--retry-failed")  # only the instance that ended in an error
+    assert "skipped 3 already done (--retry-failed: redoing the 1 that failed)" in retried.stderr
     assert "fixture__calc-6" in retried.stderr and "fixture__calc-1 " not in retried.stderr
     rows[2]["FAIL_TO_PASS"] = [f"{TEST_FILE}::test_spaces"]
     published.write_text("".join(json.dumps(r) + "\n" for r in rows[:3]))

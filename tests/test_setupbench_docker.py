@@ -219,5 +219,5 @@ def test_an_interrupted_run_leaves_no_container_and_resumes(tmp_path: Path) -> N
     assert set(_results(out)) == {"fast"}
     done = _cli("run", str(tasks), "--agent", "noop", "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert "resuming: 1 task(s) already" in done.stderr
+    assert "skipped 1 already done" in done.stderr
     assert set(_results(out)) == {"fast", "slow"}

@@ -7,13 +7,14 @@ several commands are declared once in :mod:`benchsmith.cli.options`.
 
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 
 from rich.markup import escape
 
 from benchsmith.cli import datasets, docker, evaluate, generate, mining, setup, setupbench
-from benchsmith.cli.app import app, err
+from benchsmith.cli.app import WarningLines, app, err
 from benchsmith.core import BenchsmithError
 
 __all__ = ["app", "main"]
@@ -45,6 +46,7 @@ def main() -> None:
 
     # Sandboxes (temp dirs, process groups) are removed on SIGTERM too, not only on Ctrl-C.
     signal.signal(signal.SIGTERM, _on_sigterm)
+    logging.getLogger().addHandler(WarningLines(logging.WARNING))
     try:
         code = app(standalone_mode=False)
     except NoArgsIsHelpError as exc:

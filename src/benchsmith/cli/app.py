@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -86,9 +87,15 @@ def _root(version: Annotated[bool, typer.Option(
     """Turn repositories into validated, historically accurate test environments."""
 
 
-def fail(message: str, code: int = 2) -> NoReturn:
-    """Print one red line on stderr and exit with `code` (2: bad input)."""
+def error_line(message: str) -> None:
+    """A red `error:` line on stderr (the one spelling of an error); the caller decides whether
+    the command goes on."""
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print one red `error:` line on stderr and exit with `code` (2: bad input)."""
+    error_line(message)
     raise typer.Exit(code)
 
 
@@ -120,15 +127,32 @@ def invalid(exc: Exception) -> str:
     return "not valid JSON" if isinstance(exc, ValueError) else str(exc).splitlines()[0]
 
 
-def read_input(reader: Callable[[Path], tuple[T, list[str]]], path: Path, label: str = "skipped") -> T:
-    """What `reader` finds in `path`: an unreadable file ends the command with one line, and
-    each record it could not use is one `label:` line on stderr (the rest goes on)."""
+def read_input(reader: Callable[[Path], tuple[T, list[str]]], path: Path) -> T:
+    """What `reader` finds in `path`: an unreadable file, or one without a usable record, ends
+    the command with one line; each record it could not use is one `warning:` line (the rest
+    goes on)."""
     from benchsmith.core import BenchsmithError
 
     try:
         items, problems = reader(path)
     except BenchsmithError as exc:
         fail(str(exc))
+    if problems and not items:
+        fail(nothing_usable(path, problems))
     for problem in problems:
-        err.print(f"[yellow]{label}:[/] {escape(problem)}", highlight=False, soft_wrap=True)
+        warn(problem if problem.endswith("skipped") else f"{problem}: skipped")
     return items
+
+
+def nothing_usable(path: Path, problems: list[str]) -> str:
+    """The one line for a file none of whose records can be used: its first problems."""
+    more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+    return f"no usable instance in {path}: {'; '.join(problems[:3])}{more}"
+
+
+class WarningLines(logging.Handler):
+    """Log records of the libraries benchsmith uses (the GitHub client's waits, ...) as the same
+    `warning:` and `error:` lines as everything else."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        (error_line if record.levelno >= logging.ERROR else warn)(record.getMessage())

@@ -11,14 +11,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchsmith.cli.aliases import instances_option
-from benchsmith.cli.app import app, err, fail, out, read_input, say
+from benchsmith.cli.app import app, err, error_line, fail, out, read_input, say, warn
 from benchsmith.cli.options import (
     InstanceIdsOpt,
     JobsOpt,
     MirrorsOpt,
+    RetryFailedOpt,
     RunsOpt,
     engine_options,
     only_instances,
+    resume,
 )
 from benchsmith.sandbox.tools import scratch_prefix
 
@@ -36,7 +38,7 @@ def prepare(
     mirrors: MirrorsOpt = None,
     jobs: JobsOpt = 1,
     runs: RunsOpt = 1,
-    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Also redo instances whose environment failed or that ended in an error.")] = False,
+    retry_failed: RetryFailedOpt = False,
     ids: InstanceIdsOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only read and convert the instances (SWE-bench or Multi-SWE-bench format): one line each with its format, language, base commit and test files; nothing is set up.")] = False,
     *,
@@ -76,7 +78,7 @@ def prepare(
     preparer = Preparer(SetupEngine(options, progress=lambda m: say(f"  {m}")), mirrors=mirrors,
                         runs=runs, progress=say, on_record=on_record)
     try:
-        preparer.prepare(published, out_path, jobs=jobs, retry_failed=retry_failed)
+        preparer.prepare(published, out_path, jobs=jobs, resume=resume(retry_failed))
     except KeyboardInterrupt:
         fail(f"interrupted: finished instances are kept in {out_path}; "
              "re-run the same command to resume", 130)
@@ -173,7 +175,7 @@ def export(
             out.print(line, highlight=False, soft_wrap=True)
             exported += 1
         except BenchsmithError as exc:
-            err.print(f"[red]failed:[/] {instance.instance_id}: {escape(str(exc))}", highlight=False, soft_wrap=True)
+            error_line(f"{instance.instance_id}: {exc}")
     if not exported:
         fail("no instance could be exported")
 
@@ -202,12 +204,15 @@ def analyze(
             instant(day)
         except ValueError:
             fail(f"--cutoff {model}: {day!r} is not a date (YYYY-MM-DD)")
+    held: list[str] = []  # shown once the analysis stands: a failed one is its one error line
     try:
         rows, notes = run_analysis(
-            inputs, out_dir, mirrors, warn=say, cutoffs=cutoff_dates, funnel=funnel,
+            inputs, out_dir, mirrors, warn=held.append, cutoffs=cutoff_dates, funnel=funnel,
             results={n: Path(p) for n, p in _pairs(results or [], "NAME=PATH", "results name").items()})
     except BenchsmithError as exc:
         fail(str(exc))
+    for problem in held:
+        warn(problem)
     for note in notes:
         say(note)
     table = Table(title=f"analyze: {out_dir / 'index.html'}")

@@ -31,24 +31,44 @@ def docker_base(
     out.print(f"{result.name}: {result.how} ({result.detail})", highlight=False)
 
 
+# What `docker clean --images LEVEL` removes: each level adds a layer kind under the last.
+IMAGE_LEVELS: dict[str, tuple[str, ...]] = {
+    "none": (), "instance": ("instance",), "env": ("instance", "env"),
+    "base": ("instance", "env", "base", "other")}
+KINDS = ("base", "env", "instance", "other")
+
+
+def image_kind(tags: list[str]) -> str:
+    """The layer an image of benchsmith's is, by its tag (see sandbox.store's names): base (the
+    Debian rootfs, the per-Python base), env (a repository's validated environment), instance
+    (a commit on top of one) or other."""
+    for kind, prefixes in (("instance", ("benchsmith/inst.",)), ("env", ("benchsmith/env.",)),
+                           ("base", ("benchsmith/base:", "benchsmith/rootfs:"))):
+        if any(tag.startswith(prefixes) for tag in tags):
+            return kind
+    return "other"
+
+
 @docker_app.command("clean")
 def docker_clean(
     include_cache: Annotated[bool, typer.Option("--include-cache", help="Also remove the shared uv cache volume.")] = False,
-    images: Annotated[bool, typer.Option("--images", help="Also remove benchsmith's images (base, environment and instance images; those a container still uses stay).")] = False,
+    images: Annotated[str, typer.Option("--images", metavar="LEVEL", help="Also remove benchsmith's images: none, instance (instance images), env (and environment images) or base (and base images: everything); those a container still uses stay.")] = "none",
     match: Annotated[str | None, typer.Option("--match", help="With --images: only images with a tag matching this glob, e.g. 'benchsmith/env.*'.")] = None,
 ) -> None:
     """Remove containers and volumes benchsmith left behind (labelled benchsmith=1), and with
-    --images its images."""
+    --images LEVEL its images down to that layer."""
     from benchsmith.sandbox.docker.base import docker_client
     from benchsmith.sandbox.docker.sandbox import clean_leftovers
 
-    if match is not None and not images:
-        fail("--match chooses images: it needs --images")
+    if images not in IMAGE_LEVELS:
+        fail(f"unknown --images level {images!r}: use one of {', '.join(IMAGE_LEVELS)}")
+    if match is not None and images == "none":
+        fail("--match chooses images: it needs --images instance, env or base")
     try:
         client = docker_client()
         removed = clean_leftovers(client, include_cache=include_cache)
-        if images:
-            removed += _remove_images(client, match)
+        if IMAGE_LEVELS[images]:
+            removed += _remove_images(client, IMAGE_LEVELS[images], match)
     except BenchsmithError as exc:
         fail(str(exc))
     out.print(f"removed {len(removed)} object(s)" + (": " + ", ".join(removed) if removed else ""),
@@ -59,17 +79,19 @@ def _ours(tags: list[str], labels: dict[str, str] | None) -> bool:
     return (labels or {}).get("benchsmith") == "1" or any(t.startswith("benchsmith/") for t in tags)
 
 
-def _remove_images(client: Any, match: str | None) -> list[str]:
-    """Remove benchsmith's images (all, or those with a tag matching `match`), newest first so
-    instance images go before the environments they are built on."""
+def _remove_images(client: Any, kinds: tuple[str, ...], match: str | None) -> list[str]:
+    """Remove benchsmith's images of `kinds` (all, or those with a tag matching `match`),
+    instance images first, then environments, then bases: each before what it is built on."""
     import docker.errors
 
     removed = []
     found = sorted(client.images.list(all=True), key=lambda image: image.attrs.get("Created", ""),
                    reverse=True)
+    found.sort(key=lambda image: KINDS[::-1].index(image_kind(list(image.tags))))
     for image in found:
         tags = list(image.tags)
-        if not _ours(tags, image.labels) or (match and not any(fnmatch(t, match) for t in tags)):
+        if (not _ours(tags, image.labels) or image_kind(tags) not in kinds
+                or (match and not any(fnmatch(t, match) for t in tags))):
             continue
         for tag in tags or [image.id]:
             try:
@@ -83,9 +105,21 @@ def _remove_images(client: Any, match: str | None) -> list[str]:
     return removed
 
 
+def image_sizes(client: Any) -> dict[str, tuple[int, int]]:
+    """(size, size not shared with other images) of every tagged image, by tag."""
+    sizes: dict[str, tuple[int, int]] = {}
+    for image in client.df().get("Images") or []:
+        size = int(image.get("Size", 0) or 0)
+        own = max(size - max(int(image.get("SharedSize", 0) or 0), 0), 0)
+        for tag in image.get("RepoTags") or []:
+            sizes[tag] = (size, own)
+    return sizes
+
+
 @docker_app.command("du")
 def docker_du() -> None:
-    """What benchsmith's containers, images and volumes take on disk."""
+    """What benchsmith's images (per layer: base, env, instance), containers and volumes take
+    on disk."""
     from rich.table import Table
 
     from benchsmith.sandbox.docker.base import docker_client
@@ -100,18 +134,21 @@ def docker_du() -> None:
     table = Table(title="benchsmith on Docker")
     for column in ("kind", "count", "size", "detail"):
         table.add_column(column, justify="left" if column in ("kind", "detail") else "right")
-    own = sum(max(i.get("Size", 0) - max(i.get("SharedSize", 0), 0), 0) for i in images)
-    table.add_row("images", str(len(images)), _size(sum(i.get("Size", 0) for i in images)),
-                  f"{_size(own)} not shared with other images")
-    table.add_row("containers", str(len(containers)), _size(sum(c.get("SizeRw", 0) or 0 for c in containers)),
+    for kind in KINDS:
+        found = [i for i in images if image_kind(i.get("RepoTags") or []) == kind]
+        own = sum(max(i.get("Size", 0) - max(i.get("SharedSize", 0), 0), 0) for i in found)
+        table.add_row(f"images: {kind}", str(len(found)), size_text(sum(i.get("Size", 0) for i in found)),
+                      f"{size_text(own)} not shared with other images")
+    table.add_row("containers", str(len(containers)), size_text(sum(c.get("SizeRw", 0) or 0 for c in containers)),
                   f"{sum(1 for c in containers if c.get('State') == 'running')} running")
     table.add_row("volumes", str(len(volumes)),
-                  _size(sum(max((v.get("UsageData") or {}).get("Size", 0), 0) for v in volumes)),
+                  size_text(sum(max((v.get("UsageData") or {}).get("Size", 0), 0) for v in volumes)),
                   ", ".join(v.get("Name", "") for v in volumes))
     out.print(table)
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
+    """A byte count as people read it (kB, MB, GB: powers of 1000, as Docker shows them)."""
     size = float(count)
     for unit in ("B", "kB", "MB", "GB"):
         if size < 1000 or unit == "GB":

@@ -6,16 +6,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from benchsmith.cli.aliases import instances_option, renamed
-from benchsmith.cli.app import app, err, fail, out, say, warn
+from benchsmith.cli.app import app, error_line, fail, nothing_usable, out, say, warn
 from benchsmith.cli.options import (
     STALL_TIMEOUT_S,
     TIMEOUT_S,
     InstanceIdsOpt,
     JobsOpt,
     MirrorsOpt,
+    RetryFailedOpt,
     SourceOpt,
     StallTimeoutOpt,
     TimeoutOpt,
@@ -23,13 +23,14 @@ from benchsmith.cli.options import (
     only_instances,
     open_executor,
     parse_sources,
+    resume,
     sandbox_options,
 )
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
     from benchsmith.executor import ExecutorConfig
-    from benchsmith.instance import Prediction
+    from benchsmith.instance import Prediction, TaskInstance
     from benchsmith.sandbox.config import SandboxConfig
 
 
@@ -52,6 +53,7 @@ def evaluate(
     stall_timeout: StallTimeoutOpt = STALL_TIMEOUT_S,
     ids: InstanceIdsOpt = None,
     test_network: Annotated[bool, typer.Option("--test-network", help="Keep the network for the predictions' tests (default: Docker cuts it off; locally, package indexes and proxies point at nothing).")] = False,
+    retry_failed: RetryFailedOpt = False,
     *,
     sandbox: SandboxConfig,
     executor: ExecutorConfig,
@@ -71,6 +73,8 @@ def evaluate(
         fail("--test-predictions filters fixes: it needs --mode fix")
     try:
         instances, problems = load_instances(instances_file)
+        if problems and not instances and not any("has no test command" in p for p in problems):
+            fail(nothing_usable(instances_file, problems))
         wanted = only_instances(ids, instances)
         instances = {k: v for k, v in instances.items() if wanted is None or k in wanted}
         chosen, more = load_predictions(predictions, instances, mode)
@@ -101,10 +105,12 @@ def evaluate(
                                 test_network=test_network)
     options = EvalOptions.model_validate({"mode": mode, "run_dir": run_dir, "jobs": jobs,
                                           "timeout_s": timeout, "stall_timeout_s": stall_timeout,
-                                          "test_network": test_network})
+                                          "test_network": test_network,
+                                          "retry_failed": retry_failed})
     evaluation = Evaluation(options, environments, tests, progress=say)
     runner = open_executor(executor, jobs, sandbox)
     say(f"evaluating {len(chosen)} prediction(s) in {mode} mode; run directory {run_dir}")
+    evaluation.resumed(instances, chosen, resume(retry_failed))
     try:
         reports = evaluation.run(instances, chosen, executor=runner)
     finally:
@@ -113,15 +119,38 @@ def evaluate(
             summaries = write_summary(run_dir)
             finals = write_final_reports(run_dir, load_reports(run_dir), instances)
     out.print(render(summaries, name), highlight=False, end="")
+    if sandbox.type == "docker":
+        _print_image_sizes(instances, sorted({r.instance_id for r in reports}))
     for failed in (r for r in reports if r.infrastructure_failure):
-        err.print(f"[red]INFRASTRUCTURE FAILURE[/] {escape(failed.instance_id)}: "
-                  f"{escape(failed.infrastructure_reason or failed.error or 'no reason recorded')}",
-                  highlight=False, soft_wrap=True)
+        error_line(f"INFRASTRUCTURE FAILURE {failed.instance_id}: "
+                   f"{failed.infrastructure_reason or failed.error or 'no reason recorded'}")
     out.print(_closing_line(run_dir), highlight=False, soft_wrap=True)
     out.print("SWE-bench's final report: " + ", ".join(str(p) for p in finals), highlight=False,
               soft_wrap=True)
     if reports and all(r.infrastructure_failure for r in reports):
         fail("nothing could be evaluated: every prediction hit an infrastructure failure", code=1)
+
+
+def _print_image_sizes(instances: dict[str, TaskInstance], evaluated: list[str]) -> None:
+    """Docker: one line per evaluated instance with its image and what it takes on disk (in
+    all, and not shared with the layers under it)."""
+    from benchsmith.cli.docker import image_sizes, size_text
+    from benchsmith.sandbox.docker.base import docker_client
+    from benchsmith.sandbox.store import instance_name
+
+    try:
+        sizes = image_sizes(docker_client())
+    except BenchsmithError as exc:
+        warn(f"image sizes unknown: {exc}")
+        return
+    for instance_id in evaluated:
+        instance = instances[instance_id]
+        image = instance.image or instance_name(instance.repo, instance.base_commit)
+        size, own = sizes.get(image, (None, None))
+        shown = "not kept" if size is None or own is None else \
+            f"{size_text(size)} ({size_text(own)} its own)"
+        out.print(f"instance image {instance_id}: {image} {shown}", highlight=False,
+                  soft_wrap=True)
 
 
 def _closing_line(run_dir: Path) -> str:

@@ -9,16 +9,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from benchsmith.cli.aliases import instances_option
-from benchsmith.cli.app import app, fail, invalid, out, read_input, say
+from benchsmith.cli.app import app, fail, invalid, out, read_input, say, warn
 from benchsmith.cli.options import (
     TIMEOUT_S,
     InstanceIdsOpt,
     JobsOpt,
     MirrorsOpt,
+    RetryFailedOpt,
     SourceOpt,
     TimeoutOpt,
     only_instances,
     parse_sources,
+    resume,
     sandbox_options,
 )
 from benchsmith.core import BenchsmithError
@@ -39,6 +41,9 @@ def _read_instances(path: Path) -> tuple[list[TaskInstance], list[str]]:
     found: dict[str, TaskInstance] = {}
     problems: list[str] = []
     for where, record in read_records(path, "instances"):
+        if isinstance(record, str):  # a line that is not JSON
+            problems.append(f"{where}: {record}")
+            continue
         try:
             instance = TaskInstance.model_validate(record)
         except (ValidationError, ValueError) as exc:
@@ -76,6 +81,7 @@ def generate(
     source: SourceOpt = None,
     mirrors: MirrorsOpt = None,
     ids: InstanceIdsOpt = None,
+    retry_failed: RetryFailedOpt = False,
     *,
     sandbox: SandboxConfig,
 ) -> None:
@@ -107,7 +113,7 @@ def generate(
                         "temperature": temperature if temperature is not None else (0.7 if k > 1 else 0.0),
                         "max_tokens": max_tokens, "context_tokens": context_tokens,
                         "max_cost_usd": max_cost, "timeout_s": timeout})
-    _run(llm, options, output, sources, mirrors, sandbox, instances, timeout, jobs)
+    _run(llm, options, output, sources, mirrors, sandbox, instances, timeout, jobs, retry_failed)
 
 
 def default_cache() -> Path:
@@ -129,7 +135,7 @@ def load_model(spec: str, base_url: str | None, timeout: float, retries: int,
     except BenchsmithError as exc:
         fail(str(exc))
     if not llm.priced:
-        say(f"note: no price known for {llm.label}; its cost counts as 0 (see BENCHSMITH_PRICES)")
+        warn(f"no price known for {llm.label}; its cost counts as 0 (see BENCHSMITH_PRICES)")
     return llm
 
 
@@ -140,7 +146,8 @@ def _options(values: dict[str, Any]) -> Any:
 
 
 def _run(llm: Any, options: Any, output: Path, sources: dict[str, str], mirrors: str | None,
-         sandbox: SandboxConfig, instances: list[TaskInstance], timeout: float, jobs: int) -> None:
+         sandbox: SandboxConfig, instances: list[TaskInstance], timeout: float, jobs: int,
+         retry_failed: bool) -> None:
     from benchsmith.generation.run import Generator
 
     environments = None
@@ -155,7 +162,7 @@ def _run(llm: Any, options: Any, output: Path, sources: dict[str, str], mirrors:
     say(f"generating with {llm.label}, method {options.method}, mode {options.mode}, "
         f"context {options.context}, {options.samples} sample(s); predictions: {output}")
     try:
-        records = generator.run(instances, jobs=jobs)
+        records = generator.run(instances, jobs=jobs, resume=resume(retry_failed))
     except BenchsmithError as exc:
         fail(str(exc))
     usage = llm.usage

@@ -10,13 +10,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from benchsmith.cli.aliases import instances_option
-from benchsmith.cli.app import app, fail, invalid, out, read_input, say
+from benchsmith.cli.app import app, fail, invalid, out, read_input, say, warn
 from benchsmith.cli.options import (
     STALL_TIMEOUT_S,
     TIMEOUT_S,
     InstanceIdsOpt,
     JobsOpt,
     MirrorsOpt,
+    RetryFailedOpt,
     RunsOpt,
     SourceOpt,
     StallTimeoutOpt,
@@ -27,6 +28,7 @@ from benchsmith.cli.options import (
     only_instances,
     open_executor,
     parse_sources,
+    resume,
     sandbox_options,
 )
 from benchsmith.core import BenchsmithError
@@ -73,12 +75,13 @@ def candidates(
 @app.command()
 def mine(
     repos_file: Annotated[Path, typer.Argument(metavar="REPOS_FILE", help="One repository per line: owner/name, or (from git) 'PATH \\[owner/name]'; # comments.")],
-    out_path: Annotated[Path, typer.Option("--out", help="prs.jsonl to append valid PRs to; a re-run skips repositories done and redoes those that ended in an error.")] = Path("prs.jsonl"),
+    out_path: Annotated[Path, typer.Option("--out", help="prs.jsonl to append valid PRs to; a re-run skips repositories done (see --retry-failed).")] = Path("prs.jsonl"),
     github: Annotated[bool, typer.Option("--github", help=GITHUB_HELP)] = False,
     from_git: Annotated[bool, typer.Option("--from-git", help=FROM_GIT_HELP)] = False,
     max_prs: Annotated[int | None, typer.Option("--max-prs", min=1, help="Valid PRs per repository at most.")] = None,
     mirrors: MirrorsOpt = None,
     issues: Annotated[Path | None, typer.Option("--issues", help="--from-git: JSONL of issues (number, title, body, comments).")] = None,
+    retry_failed: RetryFailedOpt = False,
 ) -> None:
     """Find merged PRs that resolve an issue and change tests; split them into patch and test patch."""
     from benchsmith.mining.mine import mine_repos, read_repos
@@ -92,11 +95,12 @@ def mine(
         if not entries:
             fail(f"no repository in {repos_file}")
         results = mine_repos(entries, "github" if github else "git", out_path, max_prs,
-                             mirrors=mirrors, issues_file=issues, progress=say)
+                             mirrors=mirrors, issues_file=issues, progress=say,
+                             resume=resume(retry_failed), warn=warn)
     except BenchsmithError as exc:
         fail(str(exc))
     if not results:
-        out.print(f"every repository of {repos_file} is already mined in {out_path}",
+        out.print(f"every repository of {repos_file} is already in {out_path}",
                   highlight=False, soft_wrap=True)
         return
     table = Table(title=f"mined: {out_path}")
@@ -108,7 +112,7 @@ def mine(
     out.print(table)
     if all(result.error for result in results):
         fail(f"no repository could be mined ({results[0].repo}: {results[0].error}); "
-             "a re-run retries them", 1)
+             "a re-run with --retry-failed tries them again", 1)
 
 
 def _builder(options: SetupOptions, per_repo: int | None, runs: int, quality: str,
@@ -148,6 +152,7 @@ def refresh(
     runs: RunsOpt = 2,
     quality: Annotated[str, typer.Option("--quality", help="strict, default or off (see `build`).")] = "default",
     jobs: JobsOpt = 1,
+    retry_failed: RetryFailedOpt = False,
     *,
     options: SetupOptions,
     executor: ExecutorConfig,
@@ -185,7 +190,7 @@ def refresh(
     def build_split(prs: list[PullRequest], instances: Path) -> None:
         builder = _builder(options, per_repo, runs, quality, instances)
         builder.build(prs, instances, instances.with_suffix(".log.jsonl"), jobs=jobs,
-                      executor=runner)
+                      executor=runner, resume=resume(retry_failed))
 
     try:
         split = datasets.refresh(dataset_dir, start, cut, max_prs, build_split, mirrors=mirrors,
@@ -235,6 +240,7 @@ def build(
     runs: RunsOpt = 2,
     jobs: JobsOpt = 1,
     candidates_report: Annotated[Path | None, typer.Option("--candidates-report", help="repos.txt.report.json for the first funnel rows.")] = None,
+    retry_failed: RetryFailedOpt = False,
     *,
     options: SetupOptions,
     executor: ExecutorConfig,
@@ -256,7 +262,8 @@ def build(
     builder = _builder(options, per_repo, runs, quality, out_path)
     runner = open_executor(executor, jobs, options.sandbox)
     try:
-        builder.build(prs, out_path, log_path, jobs=jobs, executor=runner)
+        builder.build(prs, out_path, log_path, jobs=jobs, executor=runner,
+                      resume=resume(retry_failed))
     except KeyboardInterrupt:
         fail(f"interrupted: finished instances are kept in {out_path}; re-run to resume", 130)
     finally:
@@ -278,7 +285,7 @@ def build(
     for flag, count in funnel.flags.items():
         out.print(f"quality flag {flag}: {count} instance(s)", highlight=False)
     for reason, count in list(funnel.error_reasons.items())[:5]:
-        out.print(f"error ({count}): {reason}", highlight=False, soft_wrap=True)
+        out.print(f"PRs ending in an error ({count}): {reason}", highlight=False, soft_wrap=True)
     out.print(_flaky_line([o.flaky for o in outcomes], "PR(s)"), highlight=False, soft_wrap=True)
     per = Table(title="per repository")
     for column in ("repository", "valid PRs", "setup ok", "errors", "instances", "not kept"):
@@ -310,7 +317,7 @@ def verify(
 
     assert instances_file is not None
     sources = parse_sources(source)
-    instances = read_input(load_instances, instances_file, label="warning")
+    instances = read_input(load_instances, instances_file)
     wanted = only_instances(ids, instances)
     instances = {k: v for k, v in instances.items() if wanted is None or k in wanted}
     if not instances:

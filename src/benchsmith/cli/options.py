@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
-from benchsmith.cli.app import err, fail, say
+from benchsmith.cli.app import fail, say, warn
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
     from benchsmith.executor import Executor, ExecutorConfig
+    from benchsmith.harness.jsonl import Resume
     from benchsmith.sandbox.config import SandboxConfig
 
 TIMEOUT_S = 1800.0  # --timeout of every command that runs tests
@@ -73,6 +73,10 @@ RunsOpt = Annotated[int, typer.Option("--runs", min=1, help=RUNS_HELP)]
 
 JobsOpt = Annotated[int, typer.Option("--jobs", min=1, help="Tasks run in parallel (repositories, instances or predictions: what the command works through).")]
 
+RetryFailedOpt = Annotated[bool, typer.Option("--retry-failed", help=(
+    "Resuming from --out: also redo what ended in a failure there (an error, a failed setup, "
+    "an unsuccessful task), not only what is missing; infrastructure errors are always redone."))]
+
 SourceOpt = Annotated[list[str] | None, typer.Option("--source", help="owner/name=PATH of a clone (repeatable).")]
 InstanceIdsOpt = Annotated[list[str] | None, typer.Option(
     "--instance-ids", "--id", help="Only these instances (repeatable, or separated by commas or spaces).")]
@@ -92,9 +96,16 @@ def only_instances(ids: list[str] | None, available: Iterable[str]) -> set[str] 
     if wanted is None:
         return None
     for missing in sorted(wanted - set(available)):
-        err.print(f"[yellow]warning:[/] no instance {escape(missing)}: skipped", highlight=False,
-                  soft_wrap=True)
+        warn(f"no instance {missing}: skipped")
     return wanted
+
+
+def resume(retry_failed: bool) -> Resume:
+    """How a command resumes from its output file; its one "skipped N already done" line goes
+    to stderr."""
+    from benchsmith.harness.jsonl import Resume
+
+    return Resume(retry_failed=retry_failed, announce=say)
 
 
 def sandbox_config(backend: str, network: str, ca_bundle: str | None, cpus: float,

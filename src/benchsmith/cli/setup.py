@@ -15,11 +15,13 @@ from benchsmith.cli.options import (
     DateOpt,
     JobsOpt,
     MirrorsOpt,
+    RetryFailedOpt,
     RevOpt,
     check_date,
     engine_options,
     executor_options,
     open_executor,
+    resume,
 )
 from benchsmith.core import BenchsmithError
 
@@ -74,10 +76,11 @@ def setup(
 @executor_options
 def setup_batch(
     list_file: Annotated[Path, typer.Argument(help="One 'SOURCE [REV_OR_DATE]' per line; # comments.")],
-    out_path: Annotated[Path, typer.Option("--out", help="JSONL results; a re-run skips lines answered in it and redoes those that ended in an infrastructure error.")],
+    out_path: Annotated[Path, typer.Option("--out", help="JSONL results; a re-run skips lines answered in it (see --retry-failed).")],
     date: DateOpt = None,
     jobs: JobsOpt = 1,
     mirrors: MirrorsOpt = None,
+    retry_failed: RetryFailedOpt = False,
     *,
     options: SetupOptions,
     executor: ExecutorConfig,
@@ -85,7 +88,6 @@ def setup_batch(
     """Set up every repository of a list file, appending one JSON line per repository."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from benchsmith.harness.jsonl import load_finished
     from benchsmith.setup.batch import read_list, read_records, run_batch, summarize
     from benchsmith.setup.engine import SetupEngine
 
@@ -94,6 +96,11 @@ def setup_batch(
         items = read_list(list_file, date)
     except BenchsmithError as exc:
         fail(str(exc))
+    if not items:
+        fail(f"no line to set up in {list_file}: it is empty")
+    if all(item.problem for item in items):
+        more = f" (and {len(items) - 1} more)" if len(items) > 1 else ""
+        fail(f"no usable line in {list_file}: {items[0].problem}{more}")
     # Every round of every setup gets a line (also when stderr goes to a file): a long setup
     # shows it is alive. Parallel setups' lines name their repository and commit.
     engine = SetupEngine(options, progress=lambda message: progress.console.print(
@@ -103,7 +110,12 @@ def setup_batch(
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=False) as progress:
         task = progress.add_task("setup-batch", total=len(items))
-        progress.update(task, completed=len(load_finished(out_path) & {i.key for i in items}))
+        resumed = resume(retry_failed)
+
+        def announce(line: str) -> None:
+            say(line)
+            progress.update(task, completed=resumed.skipped)
+        resumed.announce = announce
 
         def on_record(item: BatchItem, record: SetupRecord, node: str) -> None:
             nodes[node] += 1
@@ -115,7 +127,7 @@ def setup_batch(
 
         try:
             run_batch(items, engine, out_path, jobs, mirrors=mirrors, on_record=on_record,
-                      executor=runner)
+                      executor=runner, resume=resumed)
         except KeyboardInterrupt:
             fail(f"interrupted: finished records are kept in {out_path}; "
                  "re-run the same command to resume", 130)

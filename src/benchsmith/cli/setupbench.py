@@ -9,8 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from benchsmith.cli.aliases import renamed
-from benchsmith.cli.app import WorkflowGroup, app, fail, out, say
-from benchsmith.cli.options import InstanceIdsOpt, JobsOpt, MirrorsOpt, instance_ids
+from benchsmith.cli.app import WorkflowGroup, app, fail, out, say, warn
+from benchsmith.cli.options import (
+    InstanceIdsOpt,
+    JobsOpt,
+    MirrorsOpt,
+    RetryFailedOpt,
+    instance_ids,
+    resume,
+)
 from benchsmith.core import BenchsmithError
 
 if TYPE_CHECKING:
@@ -56,7 +63,7 @@ def _tasks(tasks: Path | None, builtin: bool, ids: list[str] | None) -> list[Set
     if not items:
         fail(f"no task in {path}: it is empty")
     for item in problems:
-        say(f"{item.instance_id}: {getattr(item, 'problem', '')} (an error result is recorded)")
+        warn(f"{item.instance_id}: {getattr(item, 'problem', '')} (an error result is recorded)")
     return items
 
 
@@ -76,7 +83,7 @@ def run_command(
     builtin: BuiltinOpt = False, fixtures: FixturesOpt = None, mirrors: MirrorsOpt = None,
     timeout: AgentTimeoutOpt = 7200.0, success_timeout: SuccessTimeoutOpt = 1800.0, jobs: JobsOpt = 1,
     ids: InstanceIdsOpt = None, network: NetworkOpt = "bridge", cpus: CpusOpt = 2.0,
-    memory: MemoryOpt = "4g", ca_bundle: CaOpt = None,
+    memory: MemoryOpt = "4g", ca_bundle: CaOpt = None, retry_failed: RetryFailedOpt = False,
 ) -> None:
     """Run an agent on every task, each in a fresh container; one result line per task."""
     from benchsmith.setupbench import (
@@ -100,7 +107,8 @@ def run_command(
     config = _sandbox(network, ca_bundle, cpus, memory)
     options = RunOptions(agent=agent, timeout_s=timeout, success_timeout_s=success_timeout,
                          mirrors=mirrors, fixtures=str(fixtures) if fixtures else None)
-    run_tasks(items, options, config, results, jobs=jobs, progress=say)
+    run_tasks(items, options, config, results, jobs=jobs, progress=say,
+              resume=resume(retry_failed))
     for line in table_lines(summarize(read_results(results))):
         out.print(line, highlight=False)
     out.print(f"results: {results}", highlight=False)

@@ -17,7 +17,7 @@ from benchsmith.datasets.formats import DatasetFormat, FormatError, normalise
 from benchsmith.datasets.labels import Cause, LabelCheck, cause_of, check_labels
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
-from benchsmith.harness.jsonl import JsonlWriter, read_records, records_by_key
+from benchsmith.harness.jsonl import JsonlWriter, Resume, read_records, records_by_key
 from benchsmith.harness.patches import runnable_test_files
 from benchsmith.harness.render import plan_spec, render_reinstall, render_spec
 from benchsmith.instance import FlakyTest, TaskInstance
@@ -142,16 +142,22 @@ class Preparer:
         self.on_record = on_record or (lambda published, verdict: None)
 
     def prepare(self, published: list[Published], out: Path, jobs: int = 1,
-                retry_failed: bool = False) -> list[Verdict]:
+                resume: Resume | None = None) -> list[Verdict]:
         """Prepare every instance not already in `out` with the same fingerprint and at least
-        as many runs (with `retry_failed`, also those whose environment failed or that ended
-        in an error)."""
+        as many runs (with `resume.retry_failed`, also those whose environment failed or that
+        ended in an error)."""
+        resume = resume or Resume()
         done = {key: record.get("prepare") or {}
                 for key, record in records_by_key(out, "instance_id").items()}
-        todo = [p for p in published
-                if (done.get(p.instance.instance_id) or {}).get("fingerprint") != p.fingerprint
-                or done[p.instance.instance_id].get("runs", 1) < self.runs
-                or (retry_failed and done[p.instance.instance_id].get("status") in _FAILED)]
+        answered = [p for p in published
+                    if (done.get(p.instance.instance_id) or {}).get("fingerprint") == p.fingerprint
+                    and done[p.instance.instance_id].get("runs", 1) >= self.runs]
+        failed = {p.instance.instance_id for p in answered
+                  if done[p.instance.instance_id].get("status") in _FAILED}
+        resume.skipping(len(answered), len(failed))
+        kept = {p.instance.instance_id for p in answered
+                if not resume.redo(p.instance.instance_id in failed)}
+        todo = [p for p in published if p.instance.instance_id not in kept]
         groups: dict[tuple[str, str], list[Published]] = {}
         for item in sorted(todo, key=lambda p: p.instance.created_at):
             groups.setdefault(group_key(item.instance), []).append(item)

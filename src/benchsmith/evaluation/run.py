@@ -23,6 +23,7 @@ from benchsmith.core import BenchsmithError, Provenance, Sandbox
 from benchsmith.evaluation.environment import Environments
 from benchsmith.evaluation.models import InstanceReport, Mode
 from benchsmith.executor import Executor
+from benchsmith.harness.jsonl import Resume
 from benchsmith.harness.render import instance_spec
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance
@@ -47,6 +48,7 @@ class EvalOptions(BaseModel):
     stall_timeout_s: float | None = 600  # a test without progress this long is hung
     reuse_runs: bool = True  # test mode: prediction-independent runs computed once per instance
     test_network: bool = False  # keep the network for the predictions' tests (default: none)
+    retry_failed: bool = False  # redo finished reports that ended in an error, not a verdict
 
 
 class Evaluation:
@@ -115,9 +117,24 @@ class Evaluation:
         directory = self.options.run_dir / prediction.model / instance.instance_id
         previous = read_report(directory / REPORT)
         if (previous and previous.prediction_digest == self.digest(instance, prediction)
-                and not previous.infrastructure_failure):
+                and not previous.infrastructure_failure
+                and not (self.options.retry_failed and previous.error)):
             return previous
         return None
+
+    def resumed(self, instances: dict[str, TaskInstance], predictions: list[Prediction],
+                resume: Resume) -> None:
+        """Tell `resume` how many predictions have a report already, and how many of those
+        ended in an error (a patch that does not apply, ...)."""
+        answered = failed = 0
+        for prediction in predictions:
+            directory = self.options.run_dir / prediction.model / prediction.instance_id
+            previous = read_report(directory / REPORT)
+            if (previous and not previous.infrastructure_failure and previous.prediction_digest
+                    == self.digest(instances[prediction.instance_id], prediction)):
+                answered += 1
+                failed += bool(previous.error)
+        resume.skipping(answered, failed)
 
     def digest(self, instance: TaskInstance, prediction: Prediction) -> str:
         """Fingerprint of everything that decides this prediction's result."""

@@ -26,19 +26,21 @@ from benchsmith.generation.models import (
 from benchsmith.generation.repo import RepoSnapshot
 from benchsmith.generation.sampling import draw
 from benchsmith.generation.selection import libro, pass_at_k
-from benchsmith.harness.jsonl import JsonlWriter, records_by_key
+from benchsmith.harness.jsonl import JsonlWriter, Resume, records_by_key
 from benchsmith.instance import TaskInstance
 from benchsmith.llm import LLM, LLMError, Usage
 
 
-def finished(out: Path) -> dict[str, dict[str, object]]:
+def finished(out: Path, retry_failed: bool = False) -> dict[str, dict[str, object]]:
     """Predictions already made in `out` that a resumed run keeps; the file is rewritten
-    without the others (failures of the service, the budget or an environment)."""
+    without the others (failures of the service, the budget or an environment; with
+    `retry_failed`, every prediction that failed)."""
     try:
         records = records_by_key(out, "instance_id")
     except (KeyError, TypeError, ValueError, UnicodeDecodeError):
         raise BenchsmithError(f"{out} holds lines that are not predictions: choose another --out") from None
-    kept = {key: r for key, r in records.items() if r.get("failure") not in RETRIED_ON_RESUME}
+    kept = {key: r for key, r in records.items() if r.get("failure") not in RETRIED_ON_RESUME
+            and not (retry_failed and r.get("failure"))}
     lines = out.read_text(encoding="utf-8").count("\n") if out.exists() else 0
     if lines != len(kept):
         tmp = out.with_suffix(".tmp")
@@ -66,13 +68,16 @@ class Generator:
         self._snapshots: dict[tuple[str, str], RepoSnapshot] = {}
         self._snapshot_lock = threading.Lock()
 
-    def run(self, instances: list[TaskInstance], jobs: int = 1) -> list[GenerationRecord]:
+    def run(self, instances: list[TaskInstance], jobs: int = 1,
+            resume: Resume | None = None) -> list[GenerationRecord]:
         """Generate for every instance not finished in the output file (`jobs` at a time);
         return the new records. A refused key or unknown model stops the run (LLMError)."""
-        done = finished(self.out)
+        resume = resume or Resume()
+        failed = {key for key, r in finished(self.out).items() if r.get("failure")}
+        done = finished(self.out, resume.retry_failed)
+        wanted = {i.instance_id for i in instances}
+        resume.skipping(len(wanted & (set(done) | failed)), len(wanted & failed))
         todo = [i for i in instances if i.instance_id not in done]
-        if done:
-            self.progress(f"resuming: {len(done)} prediction(s) already in {self.out}")
         writer = JsonlWriter(self.out)
         records: list[GenerationRecord] = []
         stop = threading.Event()  # set by a fatal error: instances not begun are left for later

@@ -7,6 +7,7 @@ import json
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +16,51 @@ from pydantic import BaseModel
 from benchsmith.core import BenchsmithError
 
 
+@dataclass
+class Resume:
+    """How a re-run treats what its output file holds: answered inputs are skipped, those that
+    failed too unless `retry_failed`; `announce` receives the one line that says so."""
+
+    retry_failed: bool = False
+    announce: Callable[[str], None] | None = None
+    skipped: int = 0
+    failed: int = 0
+
+    def skipping(self, answered: int, failed: int) -> None:
+        """Record and announce what the output file answers already: `answered` inputs, of
+        which `failed` failed (skipped too, or redone with `retry_failed`)."""
+        skipped = answered - failed if self.retry_failed else answered
+        self.skipped, self.failed = skipped, failed
+        if self.announce is None or not (skipped or failed):
+            return
+        if self.retry_failed:
+            self.announce(f"skipped {skipped} already done (--retry-failed: redoing the "
+                          f"{failed} that failed)")
+        else:
+            self.announce(f"skipped {skipped} already done (--retry-failed redoes the {failed} "
+                          "that failed)")
+
+    def redo(self, failed: bool) -> bool:
+        """Whether an answered input is done again."""
+        return failed and self.retry_failed
+
+
 def load_finished(out: Path, redo: Callable[[dict[str, Any]], bool] | None = None) -> set[str]:
     """Inputs already answered in `out` (their last record counts; one for which `redo` is
     true is not an answer); a half-written last line (from a kill) is cut off."""
+    return load_answers(out, redo)[0]
+
+
+def load_answers(out: Path, redo: Callable[[dict[str, Any]], bool] | None = None,
+                 failed: Callable[[dict[str, Any]], bool] | None = None) -> tuple[set[str], set[str]]:
+    """The inputs answered in `out` (as :func:`load_finished`), and those among them whose last
+    record `failed` says failed."""
     if not out.exists():
-        return set()
+        return set(), set()
     data = out.read_bytes()
     good_end = 0
     done: set[str] = set()
+    failures: set[str] = set()
     offset = 0
     for chunk in data.splitlines(keepends=True):
         offset += len(chunk)
@@ -34,14 +72,18 @@ def load_finished(out: Path, redo: Callable[[dict[str, Any]], bool] | None = Non
             break
         good_end = offset
         if isinstance(record, dict) and record.get("input"):
+            key = str(record["input"])
+            failures.discard(key)
             if redo is not None and redo(record):
-                done.discard(str(record["input"]))
+                done.discard(key)
             else:
-                done.add(str(record["input"]))
+                done.add(key)
+                if failed is not None and failed(record):
+                    failures.add(key)
     if good_end != len(data):
         with open(out, "r+b") as handle:
             handle.truncate(good_end)
-    return done
+    return done, failures
 
 
 class JsonlWriter:

@@ -14,7 +14,7 @@ from benchsmith.core import BenchsmithError, Plan, Provenance
 from benchsmith.executor import Executor, Resources, TaskOutcome
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import Checkout, git, resolve
-from benchsmith.harness.jsonl import JsonlWriter, records_by_key
+from benchsmith.harness.jsonl import JsonlWriter, Resume, records_by_key
 from benchsmith.harness.languages import instance_language
 from benchsmith.harness.patches import touched_files
 from benchsmith.harness.render import plan_spec, render_spec
@@ -35,6 +35,9 @@ from benchsmith.setup.environments import (
 )
 from benchsmith.setup.record import SetupRecord
 from benchsmith.setup.refdb import ReferenceDB, ReferencePlans, ReferenceSpec
+
+# Outcomes a --retry-failed re-run builds again (the others are the PR's verdict).
+FAILED_STAGES = frozenset({"error", "setup_failed"})
 
 
 def instance_id(repo: str, number: int) -> str:
@@ -70,8 +73,9 @@ class InstanceBuilder:
         self.progress = progress or (lambda message: None)
 
     def build(self, prs: Iterable[PullRequest], out: Path, log: Path, jobs: int = 1,
-              executor: Executor | None = None) -> list[Outcome]:
-        """Build every PR not already in `log`; append instances to `out`, outcomes to `log`.
+              executor: Executor | None = None, resume: Resume | None = None) -> list[Outcome]:
+        """Build every PR not already in `log` (one that ended in an error or a failed setup
+        again with `resume.retry_failed`); append instances to `out`, outcomes to `log`.
 
         Repositories are built in parallel (`jobs` threads, or the tasks of a remote
         `executor`), the PRs of one repository in order. Remote tasks hand their instances and
@@ -80,6 +84,13 @@ class InstanceBuilder:
         # An instance written just before a kill, without its log line, counts as done too.
         for iid in _done(out):
             done.setdefault(iid, {"instance_id": iid, "stage": "valid"})
+        resume = resume or Resume()
+        prs = list(prs)
+        answered = [done[iid] for iid in {instance_id(pr.repo, pr.number) for pr in prs} if iid in done]
+        failures = sum(1 for outcome in answered if outcome.get("stage") in FAILED_STAGES)
+        resume.skipping(len(answered), failures)
+        if resume.retry_failed:
+            done = {iid: o for iid, o in done.items() if o.get("stage") not in FAILED_STAGES}
         instances, outcomes = JsonlWriter(out), JsonlWriter(log)
         valid_so_far = Counter(str(o.get("repo") or str(o["instance_id"]).rsplit("-", 1)[0].replace("__", "/"))
                                for o in done.values() if o.get("stage") == "valid")

@@ -13,8 +13,9 @@ from pydantic import BaseModel, Field
 
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import repo_name_from
+from benchsmith.harness.jsonl import Resume, load_answers
 from benchsmith.mining.models import PullRequest
-from benchsmith.setup.batch import JsonlWriter, load_finished, resolve_source
+from benchsmith.setup.batch import JsonlWriter, resolve_source
 
 if TYPE_CHECKING:
     from benchsmith.mining.github_client import GitHubClient
@@ -42,25 +43,35 @@ def read_repos(path: Path) -> list[str]:
         raise BenchsmithError(f"cannot read repos file {path}: {exc}") from None
     entries = [line.split("#", 1)[0].strip() for line in lines]
     for number, entry in enumerate(entries, start=1):
-        if entry and len(entry.split()) > 2:
+        words = entry.split()
+        if len(words) > 2 or (len(words) == 2 and not re.fullmatch(r"[\w.-]+/[\w.-]+", words[1])):
             raise BenchsmithError(f"{path}:{number}: expected 'OWNER/NAME' or 'PATH [OWNER/NAME]'")
     return [e for e in entries if e]
 
 
 def mine_repos(entries: list[str], mode: Mode, out: Path, max_prs: int | None,
                mirrors: str | None = None, issues_file: Path | None = None,
-               progress: Callable[[str], None] | None = None) -> list[RepoMined]:
-    """Append every valid PR of each repository to `out`; log each repository to `out`.repos.jsonl."""
+               progress: Callable[[str], None] | None = None,
+               resume: Resume | None = None,
+               warn: Callable[[str], None] | None = None) -> list[RepoMined]:
+    """Append every valid PR of each repository to `out`; log each repository to `out`.repos.jsonl.
+    A repository logged already is skipped; one that ended in an error is redone with
+    `resume.retry_failed`."""
     say = progress or (lambda message: None)
+    resume = resume or Resume()
     log = out.with_name(out.name + ".repos.jsonl")
-    done = load_finished(log, redo=lambda record: bool(record.get("error")))  # errors: retried
+    done, errors = load_answers(log, failed=lambda record: bool(record.get("error")))
+    answered = {entry for entry in entries if entry in done}
+    failures = len(answered & errors)
+    resume.skipping(len(answered), failures)
+    done -= errors if resume.retry_failed else set()
     written = _written(out)
     prs_out, log_out = JsonlWriter(out), JsonlWriter(log)
     client = _github_client(out) if mode == "github" else None
     if issues_file is not None:
         from benchsmith.mining.git_miner import load_issues
 
-        issues = load_issues(issues_file, warn=say)
+        issues = load_issues(issues_file, warn=warn or say)
     else:
         issues = {}
     results: list[RepoMined] = []

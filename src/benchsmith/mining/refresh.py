@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from benchsmith.core import BenchsmithError
+from benchsmith.harness.jsonl import Resume
 from benchsmith.mining.mine import Mode, mine_repos, read_repos
 from benchsmith.mining.models import PullRequest
 
@@ -100,8 +101,10 @@ def refresh(directory: Path, since: str | None, until: datetime, max_prs: int | 
         pending.mkdir(parents=True, exist_ok=True)
         _write(meta, split.model_dump_json(indent=2))
     mined = pending / "mined.jsonl"
+    # A repository whose mining failed is always mined again: the split's cut-off is used once.
     results = mine_repos(read_repos(directory / "repos.txt"), manifest.mode, mined, max_prs,
-                         mirrors=mirrors or manifest.mirrors, progress=say)
+                         mirrors=mirrors or manifest.mirrors, progress=say,
+                         resume=Resume(retry_failed=True))
     if results and all(result.error for result in results):  # the cut-off stays unused
         raise BenchsmithError(f"no repository could be mined ({results[0].repo}: "
                               f"{results[0].error}); re-run to retry")

@@ -17,7 +17,7 @@ from benchsmith.core import BenchsmithError
 from benchsmith.executor import Executor, ExecutorConfig, Resources, TaskOutcome
 from benchsmith.executor.local import LocalExecutor
 from benchsmith.harness.checkout import repo_name_from, resolve, resolve_source
-from benchsmith.harness.jsonl import JsonlWriter, load_finished
+from benchsmith.harness.jsonl import JsonlWriter, Resume, load_answers
 from benchsmith.setup.engine import SetupEngine, SetupOptions
 from benchsmith.setup.record import SetupRecord
 from benchsmith.setup.refdb import ReferenceDB, ReferencePlans, ReferenceSpec
@@ -182,12 +182,20 @@ OnRecord = Callable[[BatchItem, SetupRecord, str], None]  # (line, record, node 
 
 def run_batch(items: Iterable[BatchItem], engine: SetupEngine, out: Path, jobs: int = 1,
               mirrors: str | None = None, on_record: OnRecord | None = None,
-              executor: Executor | None = None) -> list[SetupRecord]:
+              executor: Executor | None = None, resume: Resume | None = None) -> list[SetupRecord]:
     """Set up every item not already in `out` (on `executor`, default `jobs` local threads);
-    the driver alone appends records and stores validated plans. Return this run's records."""
+    the driver alone appends records and stores validated plans. Return this run's records.
+    Infrastructure errors are always redone, records not validated with `resume.retry_failed`."""
+    resume = resume or Resume()
     writer = JsonlWriter(out)
-    finished = load_finished(out, redo=infrastructure_error)
-    todo = {str(n): item for n, item in enumerate(items) if item.key not in finished}
+    finished, failed = load_answers(out, redo=infrastructure_error,
+                                    failed=lambda record: record.get("status") != "validated")
+    items = list(items)
+    answered = [item for item in items if item.key in finished]
+    failures = sum(1 for item in answered if item.key in failed)
+    resume.skipping(len(answered), failures)
+    todo = {str(n): item for n, item in enumerate(items)
+            if item.key not in finished or resume.redo(item.key in failed)}
     executor = executor or LocalExecutor(ExecutorConfig(jobs=jobs))
     refdb = engine.refdb if isinstance(engine.refdb, ReferenceDB) else None
     written: list[SetupRecord] = []

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from benchsmith.harness.jsonl import JsonlWriter, load_finished
+from benchsmith.harness.jsonl import JsonlWriter, Resume, load_answers
 from benchsmith.sandbox import close_all_sandboxes
 from benchsmith.setupbench.agents import BUILTIN_AGENTS, make_agent
 from benchsmith.setupbench.models import RunOptions, TaskResult
@@ -41,17 +41,23 @@ def _safe(name: str) -> str:
 
 def run_tasks(items: Iterable[SetupTask | TaskProblem], options: RunOptions, sandbox_config: Any,
               out: Path, jobs: int = 1, progress: Progress | None = None,
-              run: int = 1, resume: bool = True) -> list[TaskResult]:
-    """Run every task not yet answered in `out` and append its result there."""
+              run: int = 1, resume: Resume | None = None) -> list[TaskResult]:
+    """Run every task not yet answered in `out` and append its result there (without
+    `resume`, every task; with `resume.retry_failed`, also those that did not succeed)."""
     say = progress or (lambda message: None)
     agent = make_agent(options.agent)
     agent_label = agent.name if agent.name in BUILTIN_AGENTS else "agent"
-    done = load_finished(out) if resume else set()
+    items = list(items)
+    if resume is not None:
+        done, failed = load_answers(out, failed=lambda record: record.get("verdict") != "success")
+        done &= {item.instance_id for item in items}
+        resume.skipping(len(done), len(done & failed))
+        done -= failed if resume.retry_failed else set()
+    else:
+        done = set()
     writer = JsonlWriter(out)
     logs = log_folder(out, options)
     todo = [item for item in items if item.instance_id not in done]
-    if done:
-        say(f"resuming: {len(done)} task(s) already in {out}, {len(todo)} to run")
     results: list[TaskResult] = []
     lock = threading.Lock()
     interrupted = threading.Event()
@@ -130,7 +136,7 @@ def check_tasks(items: list[SetupTask | TaskProblem], options: RunOptions, sandb
         for agent in ("oracle", "noop"):
             agent_options = options.model_copy(update={"agent": agent})
             for result in run_tasks(items, agent_options, sandbox_config, out, jobs=jobs,
-                                    progress=progress, run=run, resume=False):
+                                    progress=progress, run=run):
                 outcome = found[result.instance_id]
                 getattr(outcome, agent).append(result.verdict)
                 wrong = (agent == "oracle") != (result.verdict == "success")
