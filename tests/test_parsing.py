@@ -1011,3 +1011,21 @@ def test_pytest_3_summary_names_of_class_tests_are_the_verbose_names() -> None:
     results = {t.name: t.status for t in parse_test_output(output, "pytest")}
     assert results == {"tests/test_a.py::TestA::test_one": core.TestStatus.PASSED,
                        "tests/test_a.py::TestA::test_two": core.TestStatus.FAILED}
+
+
+def test_pytest_2_verbose_lines_name_the_line_after_the_file() -> None:
+    log = """\
+        ============================= test session starts ==============================
+        platform linux2 -- Python 2.7.18 -- py-1.4.22 -- pytest-2.6.0 -- /venv/bin/python
+        collecting ... collected 3 items
+
+        test_http.py@12::HttpTestCase::test_get PASSED
+        tests/test_x.py@40::test_y[a@1::b] FAILED
+        test_http.py@30::HttpTestCase::test_post
+        =========================== short test summary info ============================
+        FAIL tests/test_x.py::test_y[a@1::b]
+        """
+    assert parse_pytest(log) == [("test_http.py::HttpTestCase::test_get", "PASSED"),
+                                 ("tests/test_x.py::test_y[a@1::b]", "FAILED")]
+    from benchsmith.parsing.pytest_log import started_test
+    assert started_test("test_http.py@30::HttpTestCase::test_post ") == "test_http.py::HttpTestCase::test_post"

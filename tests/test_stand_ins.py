@@ -362,3 +362,39 @@ def test_a_suite_whose_tests_all_need_an_unreachable_host_is_diagnosed_so(
     assert diagnosis is not None and diagnosis.kind == "needs_network", diagnosis
     assert diagnosis.facts["hosts"] == [host] and host in diagnosis.reason
     assert "ran no tests" not in (record.failure_reason or "")
+
+
+HTTPS_PROBE = """python - <<'PY'
+import os, socket, ssl, time
+url = os.environ["HTTPBIN_URL"]
+host, port = url.split("//")[1].rstrip("/").split(":")
+start = time.monotonic()
+try:
+    with socket.create_connection((host, int(port)), timeout=90) as raw:
+        ssl.create_default_context().wrap_socket(raw, server_hostname=host)
+    print("handshake?")
+except socket.timeout:
+    print("timed out")
+except (ssl.SSLError, OSError) as exc:
+    print("refused after", round(time.monotonic() - start), type(exc).__name__)
+PY"""
+
+
+@pytest.mark.slow
+def test_an_https_call_to_the_stand_in_fails_in_seconds_instead_of_stalling(tmp_path: Path) -> None:
+    """A suite that calls the stand-in over https:// (its host with another scheme): the plain
+    HTTP server never answers the handshake; it closes the idle connection soon, and the test
+    fails long before a stall limit."""
+    plan = Plan(python="3.11", exclude_newer="2023-06-01T00:00:00Z", install_project=False,
+                stand_ins=["httpbin.org"])
+    prefix = render_test(plan)[0].split("python -m pytest")[0]
+    sandbox = make_sandbox(LocalSandboxConfig(tmp_dir=str(tmp_path)))
+    try:
+        sandbox.setup_python("3.11")
+        for command in render_install(plan):
+            assert sandbox.exec(command, timeout=600).ok
+        probe = sandbox.exec(prefix + HTTPS_PROBE, timeout=180)
+    finally:
+        sandbox.close()
+    refused = re.search(r"refused after (\d+) ", probe.output)
+    assert refused and int(refused.group(1)) <= 30, probe.output

@@ -24,10 +24,14 @@ EXCLUDE_NEWER = "2024-06-01T00:00:00Z"
 _PYTHONS = ("python3.13", "python3.12", "python3.11", "python3.10", "python3.9", "python3.8",
             "python3.7", "python3.6", "python3", "python")
 # Serves module:attribute with waitress on 127.0.0.1 at a port the kernel picks, and writes that
-# port to the file named by argv[1] once it listens.
+# port to the file named by argv[1] once it listens. A connection that sends no complete request
+# (a suite's https:// call, whose TLS handshake a plain-HTTP server never answers) is closed after
+# IDLE_S, not waitress's default two minutes, so the test fails in seconds instead of stalling.
+IDLE_S = 10
 _LAUNCHER = ("import importlib, sys, waitress; module, _, name = sys.argv[2].partition(':'); "
              "app = getattr(importlib.import_module(module), name); "
-             "server = waitress.create_server(app, host='127.0.0.1', port=0, threads=8); "
+             "server = waitress.create_server(app, host='127.0.0.1', port=0, threads=8, "
+             f"channel_timeout={IDLE_S}, cleanup_interval={max(1, IDLE_S // 4)}); "
              "open(sys.argv[1] + '.tmp', 'w').write(str(server.effective_port)); "
              "__import__('os').rename(sys.argv[1] + '.tmp', sys.argv[1]); server.run()")
 

@@ -27,6 +27,7 @@ from benchsmith.harness.collection_probe import slow_modules, waits_on_network
 from benchsmith.harness.guard import RECORD_DIR, Findings, guard_env, install_script, read_findings
 from benchsmith.harness.names import status_of
 from benchsmith.harness.node_render import REPORT_ENV, REPORT_FILE_FORMATS
+from benchsmith.harness.pytest_compat import adapt, pytest_version, reads_report_option
 from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
 from benchsmith.parsing.node_reports import parse_node_report
@@ -138,11 +139,13 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
     stalls = {"hung": 0, "network": 0}
     sandbox.exec(f"python -c {shlex.quote(_INSTALL_STALL_DUMP + install_script())}", timeout=60)
     forged: set[str] = set()  # tests a finding fails (all, for "*")
+    version = pytest_version(sandbox) if runner == "pytest" else None
     while True:
         run.statuses, run.unconfirmed, run.report_missing, hung = {}, [], False, None
         run.needs_network, results = [], []
-        for command in render(run.hung):
-            report = f"{REPORT_DIR}/{uuid.uuid4().hex}.xml" if runner == "pytest" else None
+        for command in (adapt(c, version) for c in render(run.hung)):
+            report = (f"{REPORT_DIR}/{uuid.uuid4().hex}.xml"
+                      if runner == "pytest" and reads_report_option(version) else None)
             record = f"{RECORD_DIR}/{uuid.uuid4().hex}.jsonl"
             node_report = f"{REPORT_DIR}/{uuid.uuid4().hex}.node" if report_format else None
             command_env = (env or {}) | DETERMINISTIC_ENV | guard_env(record, sandbox.workdir) | (

@@ -32,6 +32,8 @@ _REASON = r"(?:\s+\(.*\))?"
 # " [ 10%]", " [ 3/20]", or a duration with console_output_style=times (pytest 9).
 _PROGRESS = r"(?:\s*\[[\s\d/%]+\]|(?:\s+\d+(?:\.\d+)?[a-z]+)+)?"
 _ORIGIN = r"(?:\s+<-\s+\S+)?"  # "-vv" names the file a test was inherited from
+# pytest before 2.7 put the test's line after its file in verbose lines: "path.py@12::name"
+_LINE_IN_PATH = re.compile(r"^(?P<path>[^\s:]+?\.py)@\d+::")
 
 _VERBOSE = re.compile(rf"^{_NODEID}{_ORIGIN}\s+{_WORD}{_REASON}{_PROGRESS}\s*$")
 _XDIST = re.compile(rf"^\[gw\d+\]{_PROGRESS}\s+{_WORD}\s+(?P<rest>\S.*?){_ORIGIN}\s*$")
@@ -120,7 +122,7 @@ class PytestLogParser:
                     session.record(*parsed, summary=False)
                     started = None
                 elif started_match := _STARTED.match(line):
-                    started = started_match["nodeid"]
+                    started = _node_id(started_match["nodeid"])
         session.flush_into(results)
         return [TestResult(name=name, status=status) for name, status in results.items()]
 
@@ -134,7 +136,7 @@ def _parse_run_line(line: str, started: str | None) -> tuple[str, TestStatus] | 
     if match := _XDIST.match(line):
         return match["rest"], _WORDS[match["word"]]
     if match := _VERBOSE.match(line):
-        return match["nodeid"], _WORDS[match["word"]]
+        return _node_id(match["nodeid"]), _WORDS[match["word"]]
     if started and (match := _BARE_WORD.match(line)):
         return started, _WORDS[match["word"]]
     return None
@@ -158,7 +160,12 @@ def _parse_summary_line(line: str) -> tuple[str, TestStatus] | None:
 def started_test(line: str) -> str | None:
     """The node ID a verbose line begins with (``path::name[params]``), if it does."""
     match = _STARTED.match(line)
-    return match["nodeid"] if match else None
+    return _node_id(match["nodeid"]) if match else None
+
+
+def _node_id(verbose_id: str) -> str:
+    """The node ID a verbose line names, without the line number pytest before 2.7 added."""
+    return _LINE_IN_PATH.sub(r"\g<path>::", verbose_id)
 
 
 def failure_messages(output: str) -> dict[str, str]:
