@@ -42,6 +42,19 @@ class NodeTestRun(BaseModel):
     browser_env: dict[str, str] = Field(default_factory=dict)  # where a headless browser is
 
 
+class DependencyEdit(BaseModel):
+    """One change to a package.json made before the install: at `path` (a section such as
+    ["devDependencies"] or ["overrides", "parent"]) the entry `name` set to `spec`, or removed
+    when `spec` is None."""
+
+    manifest: str = "package.json"  # repository-relative
+    path: list[str]
+    name: str
+    spec: str | None = None
+    was: str | None = None  # the spec it had
+    why: str = ""
+
+
 class NodePlan(BaseModel):
     """The Node runtime, package manager, dating of dependencies and test run of a plan whose
     ecosystem is "node". Every choice keeps where it came from (`Plan.sources`, `Plan.notes`)."""
@@ -66,3 +79,9 @@ class NodePlan(BaseModel):
     build: list[str] = Field(default_factory=list)  # shell commands the tests need first
     tests: NodeTestRun
     memory_mb: int | None = None  # --max-old-space-size for the test run, set by a repair
+    # package.json changes made before the install, and what each did, by package name:
+    # "github:o/n#ref -> 2.7.3 (why)" (replaced), "why" (dropped), "^5 -> 5.2.0 (why)" (pinned)
+    edits: list[DependencyEdit] = Field(default_factory=list)
+    replaced: dict[str, str] = Field(default_factory=dict)
+    dropped: dict[str, str] = Field(default_factory=dict)
+    pinned: dict[str, str] = Field(default_factory=dict)

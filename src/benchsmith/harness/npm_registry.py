@@ -21,10 +21,14 @@ from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import cache_dir
 from benchsmith.sandbox.tools import host_ca_bundle
 
-__all__ = ["DEFAULT_REGISTRY", "fetch_package", "packument", "registry_url", "resolve_version"]
+__all__ = ["DEFAULT_REGISTRY", "NotOnRegistry", "fetch_package", "packument", "registry_url", "resolve_version"]
 
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
 TIMEOUT_S = 120.0
+
+
+class NotOnRegistry(BenchsmithError):
+    """The registry answered 404 for a package: never published, or unpublished."""
 
 
 def registry_url() -> str:
@@ -50,7 +54,7 @@ def packument(name: str, *, full: bool = False, registry: str | None = None) -> 
     except httpx.HTTPError as exc:
         raise BenchsmithError(f"npm registry not reachable for {name} ({url}): {exc}") from None
     if response.status_code == 404:
-        raise BenchsmithError(f"package {name} is not on the npm registry ({registry_url()})")
+        raise NotOnRegistry(f"package {name} is not on the npm registry ({registry_url()})")
     if response.status_code != 200:
         raise BenchsmithError(f"npm registry answered {response.status_code} for {name} ({url})")
     data: dict[str, Any] = response.json()

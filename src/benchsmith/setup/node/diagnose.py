@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core import Diagnosis, ExecResult
+from benchsmith.setup.node.declared import git_source
 from benchsmith.setup.system_packages import (
     TOOL_PACKAGES,
     debian_packages_for,
@@ -58,6 +59,22 @@ _LOCK_UNREADABLE = re.compile(
     r"ERR_PNPM_LOCKFILE_BREAKING_CHANGE|Ignoring not compatible lockfile|"
     r"(?:unsupported|unknown) lockfile ?version|lockfileVersion[^\n]*(?:not supported|unsupported)|"
     r"yarn\.lock[^\n]*(?:Unknown token|Invalid value type)", re.IGNORECASE)
+
+# a git or GitHub source the install could not reach: npm's ls-remote and codeload requests,
+# yarn's retries ending in ENOTFOUND codeload.github.com, pnpm's git fetches
+_GIT_HOSTS = r"(?:codeload\.github\.com|github\.com|gitlab\.com|bitbucket\.org)"
+_GIT_FETCH = re.compile(rf"git[^\n]*ls-remote[^\n]*{_GIT_HOSTS}|request to https://{_GIT_HOSTS}"
+                        rf"\S* failed|(?:ENOTFOUND|EAI_AGAIN|Could not resolve hostname) {_GIT_HOSTS}|"
+                        rf"git clone[^\n]*{_GIT_HOSTS}[^\n]*|ERR_PNPM_(?:GIT|FETCH)\w*[^\n]*{_GIT_HOSTS}")
+_GIT_URL = re.compile(rf"(?:ssh://git@|git\+?\w*://|https://)(?:[\w.-]+@)?{_GIT_HOSTS}[/:]"
+                      r"[\w.-]+/[\w.-]+")
+# a package or version the registry answers 404 for: npm (E404, ETARGET), yarn, pnpm
+_REGISTRY_404 = re.compile(
+    r"404 Not Found - GET https?://\S+?/(@[^/\s]+(?:/|%2[fF])[^/\s]+|[^@/\s][^/\s]*)"
+    r"(?:/-/\S+?-(\d[^/\s]*?)\.tgz)?(?=[\s:\"]|$)|"
+    r"https?://\S+?/(@[^/\s]+/[^/\s]+|[^@/\s][^/\s]*)/-/\S+?-(\d[^/\s]*?)\.tgz[^\n]*"
+    r"(?:404 Not Found|Not Found - 404)|"
+    r"No matching version found for (@?[^@\s]+)@(\d[^\s.]*\.[^\s]*?)\.?(?=\s|$)")
 
 _HEAP = re.compile(r"JavaScript heap out of memory|Reached heap limit")
 
@@ -136,6 +153,21 @@ def _install(out: str) -> Diagnosis | None:
                          facts={"packages": packages},
                          reason="peer dependencies conflict"
                                 + (f" ({', '.join(packages[:3])})" if packages else ""))
+    if found := _GIT_FETCH.search(out):
+        sources = list(dict.fromkeys(s for url in _GIT_URL.findall(out) if (s := git_source(url))))
+        return Diagnosis(category="installation", kind="direct_url_unreachable",
+                         evidence=_line(out, found), facts={"sources": sources},
+                         reason="a git dependency cannot be fetched"
+                                + (f" ({', '.join(sources[:3])})" if sources else ""))
+    if missing := _REGISTRY_404.findall(out):
+        packages = list(dict.fromkeys(
+            (a or c or e).replace("%2f", "/").replace("%2F", "/") + (f"@{v}" if (v := b or d or f)
+                                                                    else "")
+            for a, b, c, d, e, f in missing))
+        return Diagnosis(category="installation", kind="not_in_registry",
+                         evidence=_line(out, _REGISTRY_404.search(out)),  # type: ignore[arg-type]
+                         facts={"packages": packages},
+                         reason=f"the registry has no {', '.join(packages[:3])}")
     unreadable = _LOCK_UNREADABLE.search(out)
     if found := unreadable or _LOCK_STALE.search(out):
         return Diagnosis(category="installation", kind="lockfile_unusable", evidence=_line(out, found),

@@ -31,6 +31,8 @@ from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.ecosystems import ci_testing
 from benchsmith.setup.node.context import NodeContext, read_node_context
 from benchsmith.setup.node.dating import DatingPlan, choose_dating, dated_install_command
+from benchsmith.setup.node.declared import render_edits
+from benchsmith.setup.node.dependency_repairs import engine_caps, record_edit
 from benchsmith.setup.node.managers import ManagerChoice, choose_manager
 from benchsmith.setup.node.repair import NodeRepairer
 from benchsmith.setup.node.runners import detect_test_runner
@@ -89,6 +91,14 @@ class NodeEcosystem:
             other.node.version_source = "fallback"
             other.notes.append(f"Node {version}: another line allowed at the date")
             plans.append((f"rules, Node {version}", other))
+        if dating.method == "not-dated":  # nothing dates the install: cap what the ranges allow
+            caps = engine_caps(repo, context.workspaces, [p.node.version for _, p in plans
+                                                          if p.node], str(pin_day)[:10])
+            for _, each in plans:
+                assert each.node is not None
+                for edit in caps.get(each.node.version, []):
+                    record_edit(each, each.node, edit, "pinned", f"{edit.was} -> {edit.spec} "
+                                f"({edit.why})", origin="engines.node cap")
         return plans
 
     def adapt(self, plan: Plan, context: Any, pin_day: Any, available: dict[str, str]) -> Plan:
@@ -116,6 +126,7 @@ class NodeEcosystem:
                             lockfile=node.lockfile, before=node.before)
         manager = ManagerChoice(name=node.manager, berry=node.berry, version=node.manager_version,
                                 source=node.manager_source, lockfile=node.lockfile)
+        install += render_edits(node.edits)  # package.json changes the dependency rules recorded
         install.append(shlex.join([*dated_install_command(dating, manager), *node.install_args]))
         install += render_build_commands(node.build)
         return install, [render_spec(plan_spec(plan, [], services=self.apt))]
