@@ -24,11 +24,13 @@ from benchsmith.testing.loopback import LoopbackServer
 __all__ = ["FakeNpmRegistry", "FakePackage"]
 
 
-def _tarball(name: str, version: str, dependencies: dict[str, str]) -> bytes:
+def _tarball(name: str, version: str, dependencies: dict[str, str], node: str | None) -> bytes:
+    manifest: dict[str, object] = {"name": name, "version": version, "main": "index.js",
+                                   "dependencies": dependencies}
+    if node:
+        manifest["engines"] = {"node": node}
     files = {
-        "package/package.json": json.dumps(
-            {"name": name, "version": version, "main": "index.js",
-             "dependencies": dependencies}, indent=2).encode(),
+        "package/package.json": json.dumps(manifest, indent=2).encode(),
         "package/index.js": f"module.exports = {json.dumps(version)};\n".encode(),
     }
     buffer = io.BytesIO()
@@ -42,15 +44,20 @@ def _tarball(name: str, version: str, dependencies: dict[str, str]) -> bytes:
 
 @dataclass
 class FakePackage:
-    """A package and the publish time of each version (UTC); versions may depend on others."""
+    """A package and the publish time of each version (UTC); versions may depend on others and
+    state the Node releases they run on (``engines.node``)."""
 
     name: str
     published: dict[str, dt.datetime]
     dependencies: dict[str, dict[str, str]] = field(default_factory=dict)  # version -> deps
+    engines: dict[str, str] = field(default_factory=dict)  # version -> engines.node range
+    # versions the packument lists whose tarball is gone (answered 404), as after an unpublish
+    tarball_gone: set[str] = field(default_factory=set)
 
     def tarball(self, version: str) -> bytes:
         """The tarball of `version`."""
-        return _tarball(self.name, version, self.dependencies.get(version, {}))
+        return _tarball(self.name, version, self.dependencies.get(version, {}),
+                        self.engines.get(version))
 
 
 def _iso(when: dt.datetime) -> str:
@@ -90,6 +97,8 @@ class FakeNpmRegistry(LoopbackServer):
             versions[version] = {
                 "name": package.name, "version": version,
                 "dependencies": package.dependencies.get(version, {}),
+                **({"engines": {"node": package.engines[version]}}
+                   if version in package.engines else {}),
                 "dist": {
                     "tarball": f"{self.url}/{package.name}/-/{package.name.split('/')[-1]}-{version}.tgz",
                     "shasum": hashlib.sha1(data).hexdigest(),
@@ -112,6 +121,6 @@ class FakeNpmRegistry(LoopbackServer):
         if not rest:
             return 200, json.dumps(self.packument(package)).encode(), "application/json"
         version = rest.removeprefix(name.split("/")[-1] + "-").removesuffix(".tgz")
-        if version not in package.published:
+        if version not in package.published or version in package.tarball_gone:
             return 404, b'{"error":"Not found"}', "application/json"
         return 200, package.tarball(version), "application/octet-stream"

@@ -15,8 +15,8 @@ import yaml
 
 from benchsmith.core.node import DependencyEdit
 
-__all__ = ["SECTIONS", "Declared", "declarations", "git_source", "is_git_spec", "locked_versions",
-           "render_edits"]
+__all__ = ["SECTIONS", "Declared", "declarations", "git_lock_entries", "git_source", "is_git_spec",
+           "locked_versions", "render_edits"]
 
 SECTIONS = ("dependencies", "devDependencies", "optionalDependencies")
 # git and GitHub sources: git+https://, git://, github:o/n, o/n#ref, codeload tarballs
@@ -129,6 +129,26 @@ def locked_versions(repo: Path, lockfile: str | None) -> dict[str, list[str]]:
                 resolution = meta.get("resolution") if isinstance(meta, dict) else None
                 tarball = str(resolution.get("tarball", "")) if isinstance(resolution, dict) else ""
                 add(match.group(1), match.group(2), tarball)
+    return found
+
+
+def git_lock_entries(repo: Path, lockfile: str | None, names: set[str]) -> list[tuple[str, str]]:
+    """(section, key) of the entries of an npm lockfile that take one of `names` from git: npm
+    keeps an entry whose version still satisfies package.json, so a replaced one must go."""
+    if not lockfile or not lockfile.endswith(".json") or not (repo / lockfile).is_file():
+        return []
+    try:
+        data = json.loads((repo / lockfile).read_text(encoding="utf-8", errors="replace"))
+    except ValueError:
+        return []
+    found = []
+    for section in ("packages", "dependencies"):
+        for key, meta in (data.get(section) or {}).items():
+            name = key.rsplit("node_modules/", 1)[-1]
+            resolved = str(meta.get("resolved") or meta.get("version") or "") \
+                if isinstance(meta, dict) else ""
+            if name in names and (is_git_spec(resolved) or resolved.startswith("git")):
+                found.append((section, key))
     return found
 
 

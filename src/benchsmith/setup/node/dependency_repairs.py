@@ -19,6 +19,7 @@ from benchsmith.setup.node.dating import times_trust
 from benchsmith.setup.node.declared import (
     Declared,
     declarations,
+    git_lock_entries,
     git_source,
     is_git_spec,
     locked_versions,
@@ -97,8 +98,15 @@ def record_edit(plan: Plan, node: NodePlan, edit: DependencyEdit, kind: str, sum
     plan.sources.setdefault("dependencies", []).append(f"{origin}: {edit.why}")
 
 
-def _adapt_lockfile(plan: Plan, node: NodePlan, why: str) -> None:
-    """A frozen install refuses a changed package.json: the lockfile is adapted instead."""
+def _adapt_lockfile(plan: Plan, node: NodePlan, why: str, repo: Path | None = None) -> None:
+    """A frozen install refuses a changed package.json: the lockfile is adapted instead, its
+    entries taking a replaced package from git left out."""
+    if repo is not None and node.lockfile:
+        for section, key in git_lock_entries(repo, node.lockfile, set(node.replaced)):
+            if not any(e.manifest == node.lockfile and e.name == key for e in node.edits):
+                node.edits.append(DependencyEdit(manifest=node.lockfile, path=[section], name=key,
+                                                 why=why))
+                plan.notes.append(f"{node.lockfile}: entry {key} left out (its git source)")
     if node.dating == "lockfile" and node.lockfile:
         node.dating = "history-lockfile"  # the commit's own lockfile, adapted (no earlier commit)
         plan.notes.append(f"dating lockfile -> history-lockfile: {node.lockfile} adapted by a "
@@ -138,8 +146,9 @@ def _override_path(node: NodePlan, parent: str | None, name: str) -> tuple[list[
 
 def _transitive(plan: Plan, node: NodePlan, direct: list[Declared], sources: list[str],
                 why: str) -> bool:
-    """A git source no package.json names: found in the registry manifests of the direct
-    dependencies, replaced through the manager's overrides, else its parent left out."""
+    """A git source (of `sources`, the log's) no package.json names: the registry manifests of
+    the direct dependencies are read for git sources, each replaced through the manager's
+    overrides, else its parent left out."""
     changed = False
     for parent in direct:
         if is_git_spec(parent.spec) or parent.spec.startswith(("npm:", "file:", "link:", "workspace:")):
@@ -151,8 +160,8 @@ def _transitive(plan: Plan, node: NodePlan, direct: list[Declared], sources: lis
         version = _newest(_releases(doc), parent.spec) if valid_range(parent.spec) else None
         children = ((doc.get("versions") or {}).get(version or "") or {}).get("dependencies") or {}
         for child, spec in children.items():
-            if not (is_git_spec(str(spec)) and git_source(str(spec)) in sources):
-                continue
+            if not is_git_spec(str(spec)) or child in node.replaced:
+                continue  # every git source goes at once: none of them can be fetched
             target = _override_path(node, parent.name, child)
             child_doc = _doc(child)
             found = _registry_release(child_doc, str(spec), [], plan.exclude_newer[:10]) \
@@ -201,7 +210,7 @@ def repair_git_dependencies(plan: Plan, node: NodePlan, diagnosis: Diagnosis, co
         changed.append(", ".join(sources))
     if not changed:
         return None
-    _adapt_lockfile(plan, node, why)
+    _adapt_lockfile(plan, node, why, repo)
     return f"git dependencies from the registry instead: {', '.join(changed)}"
 
 
