@@ -133,11 +133,15 @@ def test_a_lockfile_pinning_a_git_source_is_adapted_with_the_version_it_names(
     lock = {"name": "demo", "version": "1.0.0", "lockfileVersion": 3, "requires": True,
             "packages": {"": {"name": "demo", "version": "1.0.0",
                               "devDependencies": {"leftpad-x": spec}},
+                         # the same name from the registry elsewhere in the tree
+                         "node_modules/doc-checker/node_modules/leftpad-x": {
+                             "version": "1.2.0", "dev": True,
+                             "resolved": f"{registry.url}/leftpad-x/-/leftpad-x-1.2.0.tgz"},
                          "node_modules/leftpad-x": {
                              "version": "1.0.0", "dev": True,
                              "resolved": f"git+ssh://git@github.com/someone/leftpad-x.git#{sha}"}}}
     root = _project(tmp_path / "p", {"devDependencies": {"leftpad-x": spec}}, lock)
-    assert locked_versions(root, "package-lock.json")["leftpad-x"] == ["git:1.0.0"]
+    assert locked_versions(root, "package-lock.json")["leftpad-x"] == ["1.2.0", "git:1.0.0"]
     plan = _plan(dating="lockfile", lockfile="package-lock.json")
     plan, diagnosis, _ = _repair(plan, _run("npm ci", root), root)
     assert diagnosis.kind == "direct_url_unreachable"

@@ -194,7 +194,8 @@ def repair_git_dependencies(plan: Plan, node: NodePlan, diagnosis: Diagnosis, co
     why = "git sources cannot be fetched"
     changed = [d.name for d in declared if is_git_spec(d.spec) and d.name not in node.replaced
                and d.name not in node.dropped
-               and _replace_or_drop(plan, node, d, locked.get(d.name, []), why)]
+               and _replace_or_drop(plan, node, d, [v for v in locked.get(d.name, [])
+                                                   if v.startswith("git:")], why)]
     names = {d.name for d in declared}
     for name, versions in locked.items():  # git sources of the lockfile no package.json names
         git = [v.removeprefix("git:") for v in versions if v.startswith("git:")]
