@@ -42,7 +42,11 @@ MODERN = FakePackage("modern-lib", {
     "1.2.0": _day("2020-09-01"), "1.2.1": _day("2021-02-01"), "1.3.0": _day("2021-09-01")},
     engines={"1.0.0": ">=8", "1.0.1": ">=8", "1.1.0": ">=14", "1.2.0": ">=14", "1.2.1": ">=99",
              "1.3.0": ">=14"})
-PACKAGES = [LEFTPAD, PARENT, SHIM, MODERN]
+# Node's type declarations: each major describes that Node
+TYPES = FakePackage("@types/node", {"12.20.0": _day("2020-01-05"), "14.17.0": _day("2020-03-05"),
+                                    "16.4.0": _day("2020-07-05"), "20.1.0": _day("2020-11-05"),
+                                    "22.0.0": _day("2021-01-05")})
+PACKAGES = [LEFTPAD, PARENT, SHIM, MODERN, TYPES]
 
 
 @pytest.fixture
@@ -205,13 +209,16 @@ def test_an_unpublished_pinned_version_moves_to_the_nearest_published_one(
 
 def test_direct_dependencies_are_capped_by_engines_node_and_the_date(
         registry: FakeNpmRegistry, tmp_path: Path) -> None:
-    root = _project(tmp_path / "p", {"dependencies": {"modern-lib": "^1.0.0"}})
+    root = _project(tmp_path / "p", {"dependencies": {"modern-lib": "^1.0.0"},
+                                     "devDependencies": {"@types/node": ">=12"}})
     uncapped = _run("npm install --engine-strict", root)
     assert uncapped.ok and _installed(root, "modern-lib") == "1.3.0"  # newer than the day
     caps = engine_caps(root, [], ["20.0.0", "12.0.0"], "2021-06-01")
     # 1.3.0 came after the day, 1.2.1 needs a future Node, 1.1.0 on needs Node 14
-    assert [(e.name, e.spec) for e in caps["20.0.0"]] == [("modern-lib", "1.2.0")]
-    assert [(e.name, e.spec) for e in caps["12.0.0"]] == [("modern-lib", "1.0.1")]
+    assert [(e.name, e.spec) for e in caps["20.0.0"]] == [("modern-lib", "1.2.0"),
+                                                          ("@types/node", "20.1.0")]
+    assert [(e.name, e.spec) for e in caps["12.0.0"]] == [("modern-lib", "1.0.1"),
+                                                          ("@types/node", "12.20.0")]
     assert caps["20.0.0"][0].why == ("modern-lib@1.3.0 is newer than 2021-06-01; 1.2.0 is the "
                                      "newest of '^1.0.0' for Node 20.0.0 published by 2021-06-01")
     assert caps["12.0.0"][0].why.startswith("modern-lib@1.3.0 needs node >=14")
@@ -221,4 +228,4 @@ def test_direct_dependencies_are_capped_by_engines_node_and_the_date(
     _run("rm -rf node_modules package-lock.json", root)
     result = _run(" && ".join([*render_edits(plan.node.edits), "npm install --engine-strict"]), root)
     assert result.ok, result.output[-2000:]
-    assert _installed(root, "modern-lib") == "1.2.0"
+    assert _installed(root, "modern-lib") == "1.2.0" and _installed(root, "@types/node") == "20.1.0"

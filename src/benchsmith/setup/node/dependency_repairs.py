@@ -29,6 +29,7 @@ from benchsmith.setup.node.runtime import satisfies, valid_range
 __all__ = ["engine_caps", "record_edit", "repair_git_dependencies", "repair_unpublished"]
 
 NPM_OVERRIDES = ">=8.3.0"  # npm's `overrides` field
+NODE_TYPES = "@types/node"
 
 
 def _doc(name: str, full: bool = True) -> dict[str, Any] | None:
@@ -255,6 +256,11 @@ def repair_unpublished(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context
 
 
 def _engines(meta: Any) -> str | None:
+    """A version's ``engines.node``; Node's own type declarations (whose major is the Node
+    major they describe, and which use the TypeScript of their time) need that Node."""
+    if isinstance(meta, dict) and meta.get("name") == NODE_TYPES and \
+            (parsed := nodesemver.parse(str(meta.get("version")), loose=True)):
+        return f">={parsed.major}"
     engines = meta.get("engines") if isinstance(meta, dict) else None
     value = engines.get("node") if isinstance(engines, dict) else None
     return value if isinstance(value, str) and valid_range(value) else None
