@@ -229,3 +229,30 @@ def test_direct_dependencies_are_capped_by_engines_node_and_the_date(
     result = _run(" && ".join([*render_edits(plan.node.edits), "npm install --engine-strict"]), root)
     assert result.ok, result.output[-2000:]
     assert _installed(root, "modern-lib") == "1.2.0" and _installed(root, "@types/node") == "20.1.0"
+
+
+def test_a_typescript_build_goes_past_the_types_of_a_left_out_dependency(tmp_path: Path) -> None:
+    assert shutil.which("npm"), "npm is needed (Debian's `npm` package)"
+    root = _project(tmp_path / "p", {"devDependencies": {"typescript": "4.9.5"}})
+    (root / "src").mkdir()
+    (root / "src" / "server.ts").write_text("import { App } from 'native-sockets';\n"
+                                            "export const make = (): unknown => App;\n")
+    (root / "tsconfig.json").write_text(json.dumps({"compilerOptions": {
+        "outDir": "dist", "module": "commonjs", "strict": True}, "include": ["src"]}))
+    cache = {"npm_config_cache": str(tmp_path / "npm-cache"), "npm_config_audit": "false"}
+    installed = subprocess.run(["npm", "install"], cwd=root, env={**os.environ, **cache},
+                               capture_output=True, text=True, timeout=600)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    plan = _plan(build=["tsc"], dropped={"native-sockets": "devDependencies left out"})
+    build = _run("node_modules/.bin/tsc", root)
+    assert "TS2307" in build.output
+    repairer, context = NodeRepairer(), read_node_context(root)
+    diagnosis = repairer.diagnose(plan, build, "install", context)
+    assert diagnosis.kind == "missing_modules" and diagnosis.facts["modules"] == ["native-sockets"]
+    repaired = repairer.repair(plan, diagnosis, context)
+    assert repaired is not None and repaired[0].node is not None
+    assert repaired[0].node.build == ["tsc || true"]
+    assert _run("PATH=node_modules/.bin:$PATH " + repaired[0].node.build[0], root).ok
+    assert (root / "dist" / "server.js").is_file()
+    other = _plan(build=["tsc"])  # a module no rule left out: a real error, not repaired
+    assert repairer.repair(other, diagnosis, context) is None

@@ -20,13 +20,13 @@ from benchsmith.setup.node.declared import (
     Declared,
     declarations,
     git_lock_entries,
-    git_source,
     is_git_spec,
     locked_versions,
 )
 from benchsmith.setup.node.runtime import satisfies, valid_range
 
-__all__ = ["engine_caps", "record_edit", "repair_git_dependencies", "repair_unpublished"]
+__all__ = ["engine_caps", "record_edit", "repair_git_dependencies", "repair_types_of_dropped",
+           "repair_unpublished"]
 
 NPM_OVERRIDES = ">=8.3.0"  # npm's `overrides` field
 NODE_TYPES = "@types/node"
@@ -145,11 +145,10 @@ def _override_path(node: NodePlan, parent: str | None, name: str) -> tuple[list[
     return None
 
 
-def _transitive(plan: Plan, node: NodePlan, direct: list[Declared], sources: list[str],
-                why: str) -> bool:
-    """A git source (of `sources`, the log's) no package.json names: the registry manifests of
-    the direct dependencies are read for git sources, each replaced through the manager's
-    overrides, else its parent left out."""
+def _transitive(plan: Plan, node: NodePlan, direct: list[Declared], why: str) -> bool:
+    """A git source no package.json names: the registry manifests of the direct dependencies
+    are read for git sources, each replaced through the manager's overrides, else its parent
+    left out."""
     changed = False
     for parent in direct:
         if is_git_spec(parent.spec) or parent.spec.startswith(("npm:", "file:", "link:", "workspace:")):
@@ -208,7 +207,7 @@ def repair_git_dependencies(plan: Plan, node: NodePlan, diagnosis: Diagnosis, co
                         "replaced", f"git {git[0]} -> {found[0]} ({found[1]}; {why})")
             changed.append(name)
     sources = [s for s in diagnosis.facts.get("sources", []) if s]
-    if not changed and sources and _transitive(plan, node, declared, sources, why):
+    if not changed and sources and _transitive(plan, node, declared, why):
         changed.append(", ".join(sources))
     if not changed:
         return None
@@ -253,6 +252,26 @@ def repair_unpublished(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context
         return None
     _adapt_lockfile(plan, node, "versions the registry no longer has")
     return f"unpublished versions replaced or left out: {', '.join(dict.fromkeys(changed))}"
+
+
+def repair_types_of_dropped(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
+                            ) -> str | None:
+    """The TypeScript build misses only modules a rule left out: tsc still writes the
+    JavaScript, so its build steps go on past the type errors (the tests of those modules fail,
+    the others run)."""
+    modules = diagnosis.facts.get("modules", [])
+    if diagnosis.facts.get("compiler") != ["tsc"] or not modules or \
+            any(m not in node.dropped for m in modules):
+        return None
+    steps = [i for i, step in enumerate(node.build) if step.split()[:1] == ["tsc"]
+             and not step.endswith("|| true")]
+    for i in steps:
+        node.build[i] = f"{node.build[i]} || true"
+    if not steps:
+        return None
+    plan.notes.append(f"tsc build steps go on past type errors: {', '.join(modules)} left out")
+    plan.sources.setdefault("build", []).append(f"repair: {diagnosis.reason}")
+    return f"build past the type errors of left-out {', '.join(modules)} (tsc emits regardless)"
 
 
 def _engines(meta: Any) -> str | None:

@@ -76,6 +76,9 @@ _REGISTRY_404 = re.compile(
     r"(?:404 Not Found|Not Found - 404)|"
     r"No matching version found for (@?[^@\s]+)@(\d[^\s.]*\.[^\s]*?)\.?(?=\s|$)")
 
+# TypeScript's compiler in a build step: an import it cannot resolve
+_TS_MISSING = re.compile(r"error TS2307: Cannot find module '([^'\n]+)'")
+
 _HEAP = re.compile(r"JavaScript heap out of memory|Reached heap limit")
 
 _REQUIRE_ESM = re.compile(r"ERR_REQUIRE_ESM|require\(\) of ES Module|Must use import to load ES Module")
@@ -168,6 +171,11 @@ def _install(out: str) -> Diagnosis | None:
                          evidence=_line(out, _REGISTRY_404.search(out)),  # type: ignore[arg-type]
                          facts={"packages": packages},
                          reason=f"the registry has no {', '.join(packages[:3])}")
+    if modules := list(dict.fromkeys(_TS_MISSING.findall(out))):
+        return Diagnosis(category="installation", kind="missing_modules",
+                         evidence=_line(out, _TS_MISSING.search(out)),  # type: ignore[arg-type]
+                         facts={"modules": modules, "compiler": ["tsc"]},
+                         reason=f"the TypeScript build cannot find {', '.join(modules[:3])}")
     unreadable = _LOCK_UNREADABLE.search(out)
     if found := unreadable or _LOCK_STALE.search(out):
         return Diagnosis(category="installation", kind="lockfile_unusable", evidence=_line(out, found),

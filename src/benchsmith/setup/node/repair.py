@@ -14,7 +14,11 @@ import nodesemver
 from benchsmith.core import BenchsmithError, Diagnosis, DiagnosisKind, ExecResult, NodePlan, Plan
 from benchsmith.harness.npm_registry import packument
 from benchsmith.setup.node.dating import times_trust
-from benchsmith.setup.node.dependency_repairs import repair_git_dependencies, repair_unpublished
+from benchsmith.setup.node.dependency_repairs import (
+    repair_git_dependencies,
+    repair_types_of_dropped,
+    repair_unpublished,
+)
 from benchsmith.setup.node.diagnose import BUILD_SCRIPTS, diagnose_node
 from benchsmith.setup.node.runtime import satisfies, valid_range
 from benchsmith.setup.system_repairs import repair_system_packages
@@ -237,6 +241,7 @@ NODE_RULES: dict[DiagnosisKind, list[Rule]] = {
     "heap_exhausted": [repair_heap],
     "direct_url_unreachable": [repair_git_dependencies],
     "not_in_registry": [repair_unpublished],
+    "missing_modules": [repair_types_of_dropped],
 }
 
 
