@@ -16,7 +16,7 @@ import pytest
 
 from benchsmith.core import Diagnosis, ExecResult, NodePlan, NodeTestRun, Plan
 from benchsmith.setup.node.context import read_node_context
-from benchsmith.setup.node.declared import locked_versions, render_edits
+from benchsmith.setup.node.declared import Declared, declarations, locked_versions, render_edits
 from benchsmith.setup.node.dependency_repairs import engine_caps
 from benchsmith.setup.node.repair import NodeRepairer
 from benchsmith.testing.fake_npm_registry import FakeNpmRegistry, FakePackage
@@ -256,3 +256,16 @@ def test_a_typescript_build_goes_past_the_types_of_a_left_out_dependency(tmp_pat
     assert (root / "dist" / "server.js").is_file()
     other = _plan(build=["tsc"])  # a module no rule left out: a real error, not repaired
     assert repairer.repair(other, diagnosis, context) is None
+
+
+def test_workspace_manifests_are_read_and_their_own_packages_left_alone(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", {"private": True, "workspaces": ["packages/*"],
+                                     "devDependencies": {"modern-lib": "^1.0.0"}})
+    for name, deps in (("a", {"b": "^1.0.0", "leftpad-x": "github:someone/leftpad-x#v1.1.0"}),
+                       ("b", {})):
+        _project(root / "packages" / name, {"name": name, "dependencies": deps})
+    context = read_node_context(root)
+    assert declarations(root, context.workspaces) == [
+        Declared("package.json", "devDependencies", "modern-lib", "^1.0.0"),
+        Declared("packages/a/package.json", "dependencies", "leftpad-x",
+                 "github:someone/leftpad-x#v1.1.0")]

@@ -74,17 +74,17 @@ def _manifests(repo: Path, workspaces: list[str]) -> list[str]:
 
 
 def declarations(repo: Path, workspaces: list[str]) -> list[Declared]:
-    """The dependencies of the root package.json and of the workspaces' ones."""
+    """The dependencies of the root package.json and of the workspaces' ones, but those on a
+    package of the workspace itself."""
+    manifests = {m: _read_json(repo / m) for m in _manifests(repo, workspaces)}
+    local = {str(d.get("name")) for d in manifests.values() if isinstance(d, dict)}
     found: list[Declared] = []
-    for manifest in _manifests(repo, workspaces):
-        data = _read_json(repo / manifest)
-        if not isinstance(data, dict):
-            continue
+    for manifest, data in manifests.items():
         for section in SECTIONS:
-            entries = data.get(section)
+            entries = data.get(section) if isinstance(data, dict) else None
             if isinstance(entries, dict):
                 found += [Declared(manifest, section, str(name), str(spec))
-                          for name, spec in entries.items()]
+                          for name, spec in entries.items() if str(name) not in local]
     return found
 
 
