@@ -269,3 +269,19 @@ def test_workspace_manifests_are_read_and_their_own_packages_left_alone(tmp_path
         Declared("package.json", "devDependencies", "modern-lib", "^1.0.0"),
         Declared("packages/a/package.json", "dependencies", "leftpad-x",
                  "github:someone/leftpad-x#v1.1.0")]
+
+
+def test_an_install_script_downloading_from_github_is_no_git_dependency() -> None:
+    # recorded from a real yarn install: a package's install script fetching a release asset
+    log = ("error /repo/node_modules/some-binary: Command failed.\nExit code: 1\n"
+           "Command: node install.js\nOutput:\nDownloading https://github.com/Owner/some-binary/"
+           "releases/download/v2.1.1/some-binary-2.1.1-linux-x86_64.tar.bz2\nError making request.\n"
+           "Error: getaddrinfo ENOTFOUND github.com\n    at GetAddrInfoReqWrap.onlookup "
+           "[as oncomplete] (dns.js:67:26)\n")
+    failed = ExecResult(command="yarn install", returncode=1, output=log)
+    assert NodeRepairer().diagnose(_plan(), failed, "install", None).kind == "install_failed"
+    yarn_git = "info There appears to be trouble with your network connection. Retrying...\n" \
+               "error Error: getaddrinfo ENOTFOUND codeload.github.com\n"
+    failed = ExecResult(command="yarn install", returncode=1, output=yarn_git)
+    assert NodeRepairer().diagnose(_plan(), failed, "install", None).kind == \
+        "direct_url_unreachable"
