@@ -231,6 +231,28 @@ def test_direct_dependencies_are_capped_by_engines_node_and_the_date(
     assert _installed(root, "modern-lib") == "1.2.0" and _installed(root, "@types/node") == "20.1.0"
 
 
+def test_caps_repair_a_failed_undated_install_once_and_never_come_first(
+        registry: FakeNpmRegistry, tmp_path: Path) -> None:
+    """The newest versions often run despite an engine warning: caps are a repair after a
+    failure of an install nothing dated, applied once, never part of the first plan."""
+    root = _project(tmp_path / "p", {"dependencies": {"modern-lib": "^1.0.0"}})
+    plan, context = _plan(version="12.0.0", line="12", dating="not-dated"), read_node_context(root)
+    repairer = NodeRepairer()
+    diagnosis = Diagnosis(category="undecidable", kind="install_failed",
+                          reason="install failed for no reason a rule knows")
+    repaired = repairer.repair(plan, diagnosis, context)
+    assert repaired is not None and repaired[0].node is not None
+    assert repaired[0].node.pinned["modern-lib"].startswith("^1.0.0 -> 1.0.1")
+    assert "modern-lib" in repaired[1]
+    _run("rm -rf node_modules package-lock.json", root)
+    fixed = _run(" && ".join([*render_edits(repaired[0].node.edits), "npm install --engine-strict"]),
+                 root)
+    assert fixed.ok, fixed.output[-2000:]
+    assert repairer.repair(repaired[0], diagnosis, context) is None  # once
+    dated = _plan(version="12.0.0", line="12", dating="lockfile")
+    assert repairer.repair(dated, diagnosis, context) is None  # a dated install is left alone
+
+
 def test_a_typescript_build_goes_past_the_types_of_a_left_out_dependency(tmp_path: Path) -> None:
     assert shutil.which("npm"), "npm is needed (Debian's `npm` package)"
     root = _project(tmp_path / "p", {"devDependencies": {"typescript": "4.9.5"}})

@@ -25,7 +25,7 @@ from benchsmith.setup.node.declared import (
 )
 from benchsmith.setup.node.runtime import satisfies, valid_range
 
-__all__ = ["engine_caps", "record_edit", "repair_git_dependencies", "repair_types_of_dropped",
+__all__ = ["engine_caps", "repair_engine_caps", "record_edit", "repair_git_dependencies", "repair_types_of_dropped",
            "repair_unpublished"]
 
 NPM_OVERRIDES = ">=8.3.0"  # npm's `overrides` field
@@ -319,3 +319,20 @@ def engine_caps(repo: Path, workspaces: list[str], node_versions: list[str], day
                 manifest=entry.manifest, path=[entry.section], name=entry.name, spec=best,
                 was=entry.spec, why=why))
     return caps
+
+
+def repair_engine_caps(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
+                       ) -> str | None:
+    """A failure of an install nothing dated: cap each direct dependency by ``engines.node``
+    and the date (:func:`engine_caps`), once. Applied only after a failure, as the newest
+    versions often run despite an engine warning."""
+    if node.dating != "not-dated" or node.pinned or diagnosis.infrastructure:
+        return None
+    repo = Path(getattr(context, "repo_root", "") or ".")
+    caps = engine_caps(repo, list(getattr(context, "workspaces", []) or []), [node.version],
+                       (plan.exclude_newer or "")[:10])
+    for edit in caps.get(node.version, []):
+        record_edit(plan, node, edit, "pinned", f"{edit.was} -> {edit.spec} ({edit.why})",
+                    origin="engines.node cap")
+    return f"pinned {len(node.pinned)} direct dependencies the date or Node {node.version} " \
+        f"cannot have: {', '.join(sorted(node.pinned))}" if node.pinned else None

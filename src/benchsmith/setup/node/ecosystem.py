@@ -32,7 +32,6 @@ from benchsmith.setup.ecosystems import ci_testing
 from benchsmith.setup.node.context import NodeContext, read_node_context
 from benchsmith.setup.node.dating import DatingPlan, choose_dating, dated_install_command
 from benchsmith.setup.node.declared import render_edits
-from benchsmith.setup.node.dependency_repairs import engine_caps, record_edit
 from benchsmith.setup.node.managers import ManagerChoice, choose_manager
 from benchsmith.setup.node.repair import NodeRepairer
 from benchsmith.setup.node.runners import detect_test_runner
@@ -91,14 +90,6 @@ class NodeEcosystem:
             other.node.version_source = "fallback"
             other.notes.append(f"Node {version}: another line allowed at the date")
             plans.append((f"rules, Node {version}", other))
-        if dating.method == "not-dated":  # nothing dates the install: cap what the ranges allow
-            caps = engine_caps(repo, context.workspaces, [p.node.version for _, p in plans
-                                                          if p.node], str(pin_day)[:10])
-            for _, each in plans:
-                assert each.node is not None
-                for edit in caps.get(each.node.version, []):
-                    record_edit(each, each.node, edit, "pinned", f"{edit.was} -> {edit.spec} "
-                                f"({edit.why})", origin="engines.node cap")
         return plans
 
     def adapt(self, plan: Plan, context: Any, pin_day: Any, available: dict[str, str]) -> Plan:

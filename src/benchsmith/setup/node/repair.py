@@ -15,6 +15,7 @@ from benchsmith.core import BenchsmithError, Diagnosis, DiagnosisKind, ExecResul
 from benchsmith.harness.npm_registry import packument
 from benchsmith.setup.node.dating import times_trust
 from benchsmith.setup.node.dependency_repairs import (
+    repair_engine_caps,
     repair_git_dependencies,
     repair_types_of_dropped,
     repair_unpublished,
@@ -260,7 +261,7 @@ class NodeRepairer:
         """Apply the first rule for the diagnosis that changes the plan."""
         if plan.node is None or (diagnosis.kind == "system_packages" and not self.apt):
             return None
-        for rule in NODE_RULES.get(diagnosis.kind, []):
+        for rule in [*NODE_RULES.get(diagnosis.kind, []), repair_engine_caps]:
             candidate = plan.model_copy(deep=True)
             assert candidate.node is not None
             if description := rule(candidate, candidate.node, diagnosis, context):
