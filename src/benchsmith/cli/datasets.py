@@ -125,6 +125,7 @@ def export(
 
     from benchsmith.core import BenchsmithError
     from benchsmith.datasets.export import export_instance
+    from benchsmith.datasets.export_node import node_dockerfile
     from benchsmith.evaluation.inputs import load_instances
     from benchsmith.harness.checkout import materialize, resolve, resolve_source
     from benchsmith.harness.history import seal_dir
@@ -154,12 +155,16 @@ def export(
                         history = seal_dir(dirs[name], commit, f"{instance.instance_id}'s {name}")
                         if name == "repo":
                             instance.history = history
-                recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
-                                           instance.exclude_newer, instance.install,
-                                           install_at=instance.environment_commit(),
-                                           reinstall=instance.reinstall)
+                context: dict[str, Path] = {}
+                if instance.node is not None:
+                    recipe, context = node_dockerfile(instance, Path(scratch) / "context")
+                else:
+                    recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
+                                               instance.exclude_newer, instance.install,
+                                               install_at=instance.environment_commit(),
+                                               reinstall=instance.reinstall)
                 target = export_instance(instance, out_dir, dirs.get("repo"), recipe,
-                                         {"benchsmith-run": RUN_HELPER}, dirs.get(ENV_REPO))
+                                         {"benchsmith-run": RUN_HELPER}, dirs.get(ENV_REPO), context)
             line = f"{instance.instance_id}: {target}"
             if build:
                 from benchsmith.sandbox.docker.images import build_image
@@ -168,7 +173,8 @@ def export(
                 env_repo = target / ENV_REPO
                 image = build_image((target / "Dockerfile").read_text(), target / "repo",
                                     instance_name(instance.repo, instance.base_commit),
-                                    env_checkout=env_repo if env_repo.is_dir() else None)
+                                    env_checkout=env_repo if env_repo.is_dir() else None,
+                                    context_dirs={name: target / name for name in context})
                 line += f" (image {image})"
             out.print(line, highlight=False, soft_wrap=True)
             exported += 1
