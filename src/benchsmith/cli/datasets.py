@@ -125,12 +125,13 @@ def export(
 
     from benchsmith.core import BenchsmithError
     from benchsmith.datasets.export import export_instance
-    from benchsmith.datasets.export_node import node_dockerfile
+    from benchsmith.datasets.export_node import node_export_files
     from benchsmith.evaluation.inputs import load_instances
     from benchsmith.harness.checkout import materialize, resolve, resolve_source
     from benchsmith.harness.history import seal_dir
     from benchsmith.harness.vendored import vendor
     from benchsmith.sandbox.docker.images import ENV_REPO, RUN_HELPER, render_dockerfile
+    from benchsmith.sandbox.docker.node_images import render_node_dockerfile
 
     assert instances is not None
     loaded = read_input(load_instances, instances)
@@ -157,7 +158,13 @@ def export(
                             instance.history = history
                 context: dict[str, Path] = {}
                 if instance.node is not None:
-                    recipe, context = node_dockerfile(instance, Path(scratch) / "context")
+                    files = node_export_files(instance, Path(scratch) / "context")
+                    context = files.dirs
+                    recipe = render_node_dockerfile(
+                        instance.repo, instance.base_commit, instance.python, instance.exclude_newer,
+                        instance.install, files.copies, files.links, files.check,
+                        files.install_env, files.env, install_at=instance.environment_commit(),
+                        reinstall=instance.reinstall, about=files.about)
                 else:
                     recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
                                                instance.exclude_newer, instance.install,
