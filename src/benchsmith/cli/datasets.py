@@ -174,9 +174,11 @@ def export(
                                          {"benchsmith-run": RUN_HELPER}, dirs.get(ENV_REPO), context)
             line = f"{instance.instance_id}: {target}"
             if build:
+                from benchsmith.sandbox.docker.base import docker_client, ensure_base_image
                 from benchsmith.sandbox.docker.images import build_image
                 from benchsmith.sandbox.store import instance_name
 
+                ensure_base_image(docker_client(), instance.python)
                 env_repo = target / ENV_REPO
                 image = build_image((target / "Dockerfile").read_text(), target / "repo",
                                     instance_name(instance.repo, instance.base_commit),
