@@ -115,8 +115,12 @@ def test_a_node_instance_is_mined_built_verified_and_evaluated_locally(
     empty = _evaluate(tmp_path, instances, repo, "empty")
     assert not empty["ids"].get("RESOLVED"), empty
     exported = _cli("export", str(instances), "--out", str(tmp_path / "export"), "--no-repo")
-    assert exported.returncode != 0 and "cannot stage Node" in exported.stderr
-    assert "Traceback" not in exported.stderr
+    assert exported.returncode == 0, exported.stderr
+    target = tmp_path / "export" / instance.instance_id
+    assert instance.node is not None and (target / "node" / "bin" / "node").is_file()
+    recipe = (target / "Dockerfile").read_text()
+    assert f"COPY node /work/.benchsmith-node/node-{instance.node.version}" in recipe
+    assert "git clone" in recipe and "COPY repo" not in recipe
 
 
 @pytest.mark.slow

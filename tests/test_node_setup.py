@@ -262,7 +262,7 @@ def test_a_node_build_the_registry_lacks_gives_way_to_the_newest_earlier_one_of_
 
 def test_yarn_2_launchers_do_not_carry_yarn_classics_registry_variable() -> None:
     """Yarn 2 and later reject YARN_REGISTRY as a legacy setting; yarn classic needs it."""
-    from benchsmith.harness.node_stage import _shim
+    from benchsmith.harness.node_stage import launcher as _shim
 
     berry, classic = _shim("/n/bin/node", "/y/yarn.js", "/n", berry=True), _shim("/n/bin/node", "/y/yarn.js", "/n")
     assert "YARN_NPM_REGISTRY_SERVER" in berry and "unset YARN_REGISTRY" in berry

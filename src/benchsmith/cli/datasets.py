@@ -127,11 +127,13 @@ def export(
 
     from benchsmith.core import BenchsmithError
     from benchsmith.datasets.export import export_instance
+    from benchsmith.datasets.export_node import node_export_files
     from benchsmith.evaluation.inputs import load_instances
     from benchsmith.harness.checkout import materialize, resolve, resolve_source
     from benchsmith.harness.history import seal_dir
     from benchsmith.harness.vendored import vendor
     from benchsmith.sandbox.docker.images import ENV_REPO, RUN_HELPER, render_dockerfile
+    from benchsmith.sandbox.docker.node_images import render_node_dockerfile
 
     assert instances is not None
     loaded = read_input(load_instances, instances)
@@ -156,21 +158,34 @@ def export(
                         history = seal_dir(dirs[name], commit, f"{instance.instance_id}'s {name}")
                         if name == "repo":
                             instance.history = history
-                recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
-                                           instance.exclude_newer, instance.install,
-                                           install_at=instance.environment_commit(),
-                                           reinstall=instance.reinstall)
+                context: dict[str, Path] = {}
+                if instance.node is not None:
+                    files = node_export_files(instance, Path(scratch) / "context")
+                    context = files.dirs
+                    recipe = render_node_dockerfile(
+                        instance.repo, instance.base_commit, instance.python, instance.exclude_newer,
+                        instance.install, files.copies, files.links, files.check,
+                        files.install_env, files.env, install_at=instance.environment_commit(),
+                        reinstall=instance.reinstall, about=files.about)
+                else:
+                    recipe = render_dockerfile(instance.repo, instance.base_commit, instance.python,
+                                               instance.exclude_newer, instance.install,
+                                               install_at=instance.environment_commit(),
+                                               reinstall=instance.reinstall)
                 target = export_instance(instance, out_dir, dirs.get("repo"), recipe,
-                                         {"benchsmith-run": RUN_HELPER}, dirs.get(ENV_REPO))
+                                         {"benchsmith-run": RUN_HELPER}, dirs.get(ENV_REPO), context)
             line = f"{instance.instance_id}: {target}"
             if build:
+                from benchsmith.sandbox.docker.base import docker_client, ensure_base_image
                 from benchsmith.sandbox.docker.images import build_image
                 from benchsmith.sandbox.store import instance_name
 
+                ensure_base_image(docker_client(), instance.python)
                 env_repo = target / ENV_REPO
                 image = build_image((target / "Dockerfile").read_text(), target / "repo",
                                     instance_name(instance.repo, instance.base_commit),
-                                    env_checkout=env_repo if env_repo.is_dir() else None)
+                                    env_checkout=env_repo if env_repo.is_dir() else None,
+                                    context_dirs={name: target / name for name in context})
                 line += f" (image {image})"
             out.print(line, highlight=False, soft_wrap=True)
             exported += 1

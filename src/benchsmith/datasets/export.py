@@ -7,6 +7,8 @@ The exported directory builds on its own (``docker build DIR``): the checkout is
 at the base commit either way. An instance whose environment is installed at another commit
 first also gets that commit as ``env-repo/``, used by a first build stage that the image
 keeps nothing of but its file system, squashed, after the base commit's checkout replaced it.
+A Node instance's Dockerfile stages its Node build and package manager, copied into the build
+context (:mod:`benchsmith.datasets.export_node`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from pathlib import Path
 from benchsmith import __version__
 from benchsmith.core import CHECKOUT_PATH, BenchsmithError
 from benchsmith.harness.history import CUT
+from benchsmith.harness.node_render import REPORT_ENV, REPORT_FILE_FORMATS
 from benchsmith.harness.patches import file_diffs
+from benchsmith.harness.render import report_format
 from benchsmith.instance import TaskInstance
 
 START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
@@ -57,14 +61,35 @@ def eval_script(instance: TaskInstance) -> str:
         f"git apply -v - <<'{DELIMITER}'",
         instance.test_patch.rstrip("\n"),
         DELIMITER,
+        *_report_setup(instance),
         f": '{START}'",
         *instance.test,
         "status=$?",
+        *_report_shown(instance),
         f": '{END}'",
         checkout,
         "exit $status",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _report_file(instance: TaskInstance) -> bool:
+    """Whether the instance's runner writes its report to a file (a Node runner's JSON or
+    JUnit report) rather than to its output."""
+    return (instance.test_spec is not None and instance.runner == "node"
+            and report_format(instance.test_spec) in REPORT_FILE_FORMATS)
+
+
+def _report_setup(instance: TaskInstance) -> list[str]:
+    """A fresh report path for a runner that writes its report to a file."""
+    if not _report_file(instance):
+        return []
+    return [f"export {REPORT_ENV}=/tmp/benchsmith-report/report", "rm -rf /tmp/benchsmith-report"]
+
+
+def _report_shown(instance: TaskInstance) -> list[str]:
+    """The report file in the test output, where a harness reading the output finds it."""
+    return [f'cat "${REPORT_ENV}" 2>/dev/null', "echo"] if _report_file(instance) else []
 
 
 # Cuts a checkout's history (benchsmith.harness.history.CUT): `benchsmith-cut COMMIT`.
@@ -75,9 +100,6 @@ def dockerfile(instance: TaskInstance, recipe: str, with_repo: bool = True) -> s
     """The instance's environment recipe (a Dockerfile from the sandbox backend that builds
     images) with its checkout at the base commit, copied in or, without `with_repo`, cloned
     and cut at the base commit."""
-    if instance.node is not None:
-        raise BenchsmithError("the exported Dockerfile cannot stage Node yet (evaluate with "
-                              "--backend docker: its instance image has Node)")
     if not with_repo:
         url = f"https://github.com/{instance.repo}.git"
         clone = (f"COPY benchsmith-cut /usr/local/bin/benchsmith-cut\n"
@@ -92,10 +114,12 @@ def dockerfile(instance: TaskInstance, recipe: str, with_repo: bool = True) -> s
 
 
 def export_instance(instance: TaskInstance, out: Path, repo_dir: Path | None, recipe: str,
-                    context_files: dict[str, str], env_repo_dir: Path | None = None) -> Path:
+                    context_files: dict[str, str], env_repo_dir: Path | None = None,
+                    context_dirs: dict[str, Path] | None = None) -> Path:
     """Write DIR/<instance_id>/{Dockerfile, eval.sh, instance.json, repo/} (and `env-repo/`
-    from `env_repo_dir`) and the build context's helper files (`context_files`, name -> text,
-    made executable)."""
+    from `env_repo_dir`), the build context's helper files (`context_files`, name -> text,
+    made executable) and directories (`context_dirs`, name -> directory copied in: a Node
+    instance's Node build and manager)."""
     import shutil
 
     target = out / instance.instance_id
@@ -107,7 +131,8 @@ def export_instance(instance: TaskInstance, out: Path, repo_dir: Path | None, re
         (target / name).write_text(text)
         (target / name).chmod(0o755)
     (target / "instance.json").write_text(json.dumps(instance.model_dump(mode="json"), indent=2))
-    for name, source in (("repo", repo_dir), ("env-repo", env_repo_dir)):
+    for name, source in (("repo", repo_dir), ("env-repo", env_repo_dir),
+                         *(context_dirs or {}).items()):
         shutil.rmtree(target / name, ignore_errors=True)
         if source is not None:
             shutil.copytree(source, target / name, symlinks=True)

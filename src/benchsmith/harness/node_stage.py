@@ -14,8 +14,8 @@ from benchsmith.harness.node_fetch import fetch_node
 from benchsmith.harness.node_render import heap_env
 from benchsmith.harness.npm_registry import fetch_package, registry_url
 
-__all__ = ["NODE_HOME", "NO_DOWNLOAD_ENV", "QUIET_ENV", "bin_of", "manager_package", "node_install_env",
-           "stage_node"]
+__all__ = ["NODE_HOME", "NO_DOWNLOAD_ENV", "QUIET_ENV", "bin_of", "launcher", "manager_package",
+           "node_install_env", "node_release_files", "stage_node"]
 
 # Beside the checkout, inside the sandbox: the Node builds and managers put there.
 NODE_HOME = ".benchsmith-node"
@@ -75,7 +75,7 @@ def bin_of(package_dir: Path, command: str) -> str:
     return posixpath.normpath(relative)
 
 
-def _shim(node: str, script: str, nodedir: str, berry: bool = False) -> str:
+def launcher(node: str, script: str, nodedir: str, berry: bool = False) -> str:
     """A manager's launcher: the plan's node, the CA bundle and the registry the sandbox has
     (an offline phase's registry stays), node-gyp pointed at the Node headers. Yarn 2 and
     later refuse yarn classic's YARN_REGISTRY as a legacy setting: they get their own only."""
@@ -91,19 +91,25 @@ def _shim(node: str, script: str, nodedir: str, berry: bool = False) -> str:
             f'exec {shlex.quote(node)} {shlex.quote(script)} "$@"\n')
 
 
+def node_release_files(node: NodePlan) -> tuple[Path, Path | None, dict[str, str]]:
+    """The plan's Node build and manager, fetched to the host's cache: (Node's prefix, the
+    manager's unpacked package or None for a checked-in yarn release, each launcher's script
+    relative to the manager's directory, or to the checkout for a checked-in release)."""
+    prefix = fetch_node(node.version)
+    if _checked_in(node):
+        return prefix, None, {str(node.manager): node.manager_version}
+    manager_dir = fetch_package(manager_package(node), node.manager_version)
+    scripts = {str(node.manager): bin_of(manager_dir, node.manager)}
+    if node.manager == "npm" and (manager_dir / "bin" / "npx-cli.js").is_file():
+        scripts["npx"] = "bin/npx-cli.js"
+    return prefix, manager_dir, scripts
+
+
 def stage_node(sandbox: Sandbox, repo_dir: Path, plan_python: str, node: NodePlan) -> Diagnosis | None:
     """Upload the checkout, create the virtualenv, and put Node `node.version` and its manager
     on the virtualenv's PATH (its bin directory comes first on every backend)."""
-    scripts: dict[str, str]
     try:
-        prefix = fetch_node(node.version)
-        if _checked_in(node):
-            manager_dir, scripts = None, {str(node.manager): node.manager_version}
-        else:
-            manager_dir = fetch_package(manager_package(node), node.manager_version)
-            scripts = {str(node.manager): bin_of(manager_dir, node.manager)}
-            if node.manager == "npm" and (manager_dir / "bin" / "npx-cli.js").is_file():
-                scripts["npx"] = "bin/npx-cli.js"
+        prefix, manager_dir, scripts = node_release_files(node)
     except BenchsmithError as exc:
         return Diagnosis(category="installation", kind="not_in_registry", reason=str(exc),
                          facts={"node": [node.version], "manager": [node.manager_version]})
@@ -122,7 +128,7 @@ def stage_node(sandbox: Sandbox, repo_dir: Path, plan_python: str, node: NodePla
     shims = []
     for command, script in scripts.items():
         path = f"{home}/bin/{command}"
-        sandbox.write_file(path, _shim(f"{node_prefix}/bin/node", posixpath.join(tool_dir, script),
+        sandbox.write_file(path, launcher(f"{node_prefix}/bin/node", posixpath.join(tool_dir, script),
                                        node_prefix, node.berry).encode())
         shims.append(path)
     link = (f"chmod +x {' '.join(shims)} {node_prefix}/bin/node && "

@@ -42,12 +42,14 @@ ENV_REPO = "env-repo"
 HISTORY_LABEL = "benchsmith.history"
 # Ends a first build stage whose commit's files must not reach the image: they and every
 # cache built from them go, and the final stage copies the stage's file system in one layer.
-_FORGET = "RUN rm -rf /root/.cache /tmp/* /var/tmp/benchsmith"
+FORGET = "RUN rm -rf /root/.cache /tmp/* /var/tmp/benchsmith"
 SQUASH = "FROM scratch\nCOPY --from=environment / /"
 # The environment's checkout gives way to the instance's, but for a Node project's installed
-# dependencies: they live in the checkout (node_modules), and no commit tracks them.
-_CLEAR_CHECKOUT = ("RUN mkdir -p /work/repo && find /work/repo -mindepth 1 -maxdepth 1 "
-                   "! -name node_modules -exec rm -rf {} +")
+# dependencies: they live in the checkout (node_modules at its root and in each workspace
+# package), and no commit tracks them. Every other file goes, then the directories left empty.
+CLEAR_CHECKOUT = ("RUN mkdir -p /work/repo && find /work/repo -mindepth 1 -name node_modules -prune "
+                  "-o ! -type d -exec rm -f {} + && find /work/repo -mindepth 1 -type d -empty "
+                  "! -path '*/node_modules/*' -delete")
 
 # Runs one Dockerfile step with the build's CA bundle (fetched from a loopback URL and
 # deleted in the same step, so it never lands in a layer).
@@ -88,7 +90,7 @@ def render_dockerfile(repo: str, commit: str, python: str, exclude_newer: str,
     lines += [f"RUN benchsmith-run {shlex.quote(command)}" for command in install]
     if moved:  # installed at `install_at`, then the project again at `commit`; squashed
         lines += ["RUN rm -rf /work/repo", "COPY repo /work/repo",
-                  f"RUN benchsmith-run {shlex.quote(str(reinstall))}", _FORGET, SQUASH, *env,
+                  f"RUN benchsmith-run {shlex.quote(str(reinstall))}", FORGET, SQUASH, *env,
                   "WORKDIR /work/repo", 'CMD ["sleep", "infinity"]']
     lines.append(f"LABEL benchsmith=1 benchsmith.repo={repo} benchsmith.commit={commit}")
     return "\n".join(lines) + "\n"
@@ -162,7 +164,7 @@ def render_instance_dockerfile(env_image: str, repo: str, commit: str, reinstall
         f"FROM {env_image}" + (" AS environment" if squash else ""),
         "ARG BENCHSMITH_CA_URL=",
         "COPY benchsmith-run /usr/local/bin/benchsmith-run",
-        _CLEAR_CHECKOUT,
+        CLEAR_CHECKOUT,
         "COPY repo /work/repo",
         "WORKDIR /work/repo",
     ]
@@ -173,7 +175,7 @@ def render_instance_dockerfile(env_image: str, repo: str, commit: str, reinstall
         env = " ".join(shlex.quote(str(v)) for v in settings.get("Env") or [])
         labels = " ".join(f"{shlex.quote(str(k))}={shlex.quote(str(v))}" for k, v in
                           (settings.get("Labels") or {}).items())
-        lines += [_FORGET, SQUASH, *([f"ENV {env}"] if env else []), "WORKDIR /work/repo",
+        lines += [FORGET, SQUASH, *([f"ENV {env}"] if env else []), "WORKDIR /work/repo",
                   f"CMD {json.dumps(settings.get('Cmd') or ['sleep', 'infinity'])}",
                   *([f"LABEL {labels}"] if labels else [])]
     lines.append(f"LABEL benchsmith=1 benchsmith.repo={repo} benchsmith.commit={commit} "
@@ -182,9 +184,10 @@ def render_instance_dockerfile(env_image: str, repo: str, commit: str, reinstall
 
 
 def build_image(dockerfile: str, checkout_dir: Path, name: str, ca_bundle: str | None = None,
-                env_checkout: Path | None = None) -> str:
+                env_checkout: Path | None = None, context_dirs: dict[str, Path] | None = None) -> str:
     """Build `dockerfile` with the checkout as `repo/` in the context (and `env_checkout`, the
-    commit an environment is installed at first, as :data:`ENV_REPO`); return the image name."""
+    commit an environment is installed at first, as :data:`ENV_REPO`, and `context_dirs`, name
+    -> directory); return the image name."""
     import shutil
 
     client = docker_client()
@@ -196,6 +199,8 @@ def build_image(dockerfile: str, checkout_dir: Path, name: str, ca_bundle: str |
         shutil.copytree(checkout_dir, root / "repo", symlinks=True)
         if env_checkout is not None:
             shutil.copytree(env_checkout, root / ENV_REPO, symlinks=True)
+        for context_name, directory in (context_dirs or {}).items():
+            shutil.copytree(directory, root / context_name, symlinks=True)
         with _serve_file(ca_bundle or host_ca_bundle()) as ca_url:
             try:
                 client.images.build(path=str(root), tag=name, network_mode="host", rm=True,
