@@ -624,3 +624,12 @@ def test_a_stall_after_the_limit_of_hung_tests_names_the_last_one() -> None:
     assert diagnosis.kind == "stalled" and "tests/test_a.py::test_wait" in diagnosis.reason
     collecting = ExecResult(command="x", returncode=-9, output="collecting ... ", stalled=True)
     assert "before any test could be named" in diagnose_tests(collecting, [], "pytest").reason
+
+
+def test_a_tox_posargs_default_with_substitutions_inside_loses_no_option() -> None:
+    from benchsmith.setup.sources.tox import tox_command
+
+    line = ("pytest {posargs: --junitxml {toxworkdir}{/}junit.{envname}.xml "
+            "-n={env:WORKERS:auto} tests --durations 5 --run-slow}")
+    command = tox_command(line)
+    assert command.endswith("tests --durations 5 --run-slow") and "posargs" not in command
