@@ -602,6 +602,21 @@ def test_a_program_the_tests_start_comes_from_the_distribution_the_project_names
     assert RuleRepairer().repair(repaired[0], diagnosis, context(repo_root=str(tmp_path))) is None
 
 
+def test_a_setup_step_that_runs_pip_without_pip_installs_pip(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # A step after the install runs `pip download` where no pip is on the PATH (an environment
+    # made by uv), as a real process reports it.
+    step = subprocess.run([sys.executable, "-c", "import subprocess; subprocess.run(['pip', 'download', 'x'])"],
+                          env={"PATH": str(tmp_path)}, capture_output=True, text=True)
+    diagnosis = diagnose_install(failed(step.stdout + step.stderr, step.returncode), ["calc"])
+    assert diagnosis.kind == "missing_programs" and diagnosis.facts["programs"] == ["pip"]
+    repaired = RuleRepairer().repair(plan(), diagnosis, context(repo_root=str(tmp_path)))
+    assert repaired is not None and repaired[0].packages == ["pip"]
+    assert RuleRepairer().repair(repaired[0], diagnosis, context(repo_root=str(tmp_path))) is None
+
+
 def test_a_stall_after_the_limit_of_hung_tests_names_the_last_one() -> None:
     output = "tests/test_a.py::test_ok PASSED [ 50%]\ntests/test_a.py::test_wait "
     stalled = ExecResult(command="x", returncode=-9, output=output, stalled=True)
@@ -609,3 +624,12 @@ def test_a_stall_after_the_limit_of_hung_tests_names_the_last_one() -> None:
     assert diagnosis.kind == "stalled" and "tests/test_a.py::test_wait" in diagnosis.reason
     collecting = ExecResult(command="x", returncode=-9, output="collecting ... ", stalled=True)
     assert "before any test could be named" in diagnose_tests(collecting, [], "pytest").reason
+
+
+def test_a_tox_posargs_default_with_substitutions_inside_loses_no_option() -> None:
+    from benchsmith.setup.sources.tox import tox_command
+
+    line = ("pytest {posargs: --junitxml {toxworkdir}{/}junit.{envname}.xml "
+            "-n={env:WORKERS:auto} tests --durations 5 --run-slow}")
+    command = tox_command(line)
+    assert command.endswith("tests --durations 5 --run-slow") and "posargs" not in command

@@ -431,6 +431,34 @@ def test_a_step_and_a_program_the_tests_ask_for_are_provided(make_repo, tmp_path
     assert record.install[-1] == record.plan.prepare[0]
 
 
+# The cache is filled by pip itself (as `pip download` fills pipx's): uv's environments have
+# no pip, while every virtualenv of the project's time had one.
+FILL_CACHE_WITH_PIP = """
+import subprocess
+import sys
+from pathlib import Path
+
+source, target = Path(sys.argv[1]), Path(sys.argv[2])
+subprocess.run([sys.executable, "-m", "pip", "--version"], check=True)
+(target / "index.txt").write_text((source / "index.txt").read_text())
+"""
+
+
+def test_a_setup_step_that_runs_pip_gets_pip(make_repo, tmp_path: Path) -> None:
+    conftest = CACHE_CONFTEST.replace('    subprocess.run(["pypi-server", "--version"], '
+                                      'check=True, capture_output=True)\n', "")
+    repo = make_repo("pipcache", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                                  "tests/test_calc.py": CALC_TESTS, "tests/conftest.py": conftest,
+                                  "scripts/fill_cache.py": FILL_CACHE_WITH_PIP,
+                                  "testdata/index.txt": "calc\n"})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", (record.failure_reason, [i.repair for i in record.iterations])
+    diagnoses = [i.diagnosis for i in record.iterations if i.diagnosis]
+    assert [d.kind for d in diagnoses] == ["prepare_step", "missing_programs"]
+    assert diagnoses[1].facts["programs"] == ["pip"]
+    assert record.plan is not None and "pip" in record.plan.packages
+
+
 def test_submodules_are_checked_out_and_missing_ones_recorded(make_repo, tmp_path: Path) -> None:
     import subprocess
 

@@ -56,6 +56,7 @@ _NO_PEP660 = re.compile(
     r"missing the `build_editable` hook|Editable installs? (?:is|are) not supported",
     re.IGNORECASE,
 )
+_NO_PIP = re.compile(r"No module named '?pip'?$", re.MULTILINE)
 _MISSING_MODULE = re.compile(
     r"(?:ModuleNotFoundError|ImportError): No module named ['\"]?([A-Za-z_][\w.]*)['\"]?"
 )
@@ -228,6 +229,13 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         return Diagnosis(category="installation", kind="project_build_failed",
                          reason=f"building the project failed: {log_tail(out, 1)[:200]}",
                          evidence=log_tail(out, 25))
+    if programs := missing_tools(out) + (["pip"] if _NO_PIP.search(out) else []):
+        # a step after the install (a cache the tests need) runs a program: often pip, which
+        # every virtualenv has and uv's lack
+        return Diagnosis(category="installation", kind="missing_programs",
+                         reason=f"a setup step runs programs that are not installed: "
+                                f"{', '.join(dict.fromkeys(programs))}",
+                         facts={"programs": list(dict.fromkeys(programs))}, evidence=log_tail(out, 6))
     return Diagnosis(category="undecidable", kind="install_failed",
                      reason=f"install failed: {log_tail(out, 1)[:200]}", evidence=log_tail(out))
 

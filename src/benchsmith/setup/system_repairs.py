@@ -59,14 +59,15 @@ def repair_stand_ins(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> 
 
 # Where a project names the tools its tests or task runners install.
 _TOOL_FILES = ("noxfile.py", "tox.ini", "setup.cfg", "pyproject.toml", "Makefile", "justfile")
+_PIP = re.compile(r"pip(?:3(?:\.\d+)?)?")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]")
 
 
 def repair_programs(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """Tests start a program that is not installed (``pypi-server``): install the distribution
     of that name, spelled as an install line of the project's own task-runner or CI files, or
-    a requirements file, spells it (``session.install("pypiserver")``); a program nothing
-    installs is left alone."""
+    a requirements file, spells it (``session.install("pypiserver")``); pip itself, which
+    virtualenvs come with; a program nothing installs is left alone."""
     root = Path(context.repo_root) if context.repo_root else None
     if root is None:
         return None
@@ -81,6 +82,9 @@ def repair_programs(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> s
     have = {requirement_key(p) for p in plan.packages}
     added: list[str] = []
     for program in diagnosis.facts.get("programs", []):
+        if _PIP.fullmatch(program):  # every virtualenv has pip; uv's have not
+            added += [] if "pip" in have or "pip" in added else ["pip"]
+            continue
         key = re.sub(r"[-_.]", "", program.lower())
         named = next((w for w in _WORD.findall(text) if re.sub(r"[-_.]", "", w.lower()) == key), None)
         if named and canonicalize_name(named) not in have and named not in added:

@@ -26,7 +26,9 @@ _COMMAND_SUBSTITUTIONS = (
     (re.compile(r"\{(envpython|envbindir/python)\}"), "python"),
     (re.compile(r"\{envbindir\}/"), ""),
     (re.compile(r"\{env:[\w]+:([^{}]*)\}"), r"\1"),
-    (re.compile(r"\{posargs:([^{}]*)\}"), r"\1"),
+    (re.compile(r"\{/\}"), "/"),
+    # a default that holds substitutions of its own ({toxworkdir}, {envname})
+    (re.compile(r"\{posargs:((?:[^{}]|\{[^{}]*\})*)\}"), r"\1"),
     (re.compile(r"\{posargs\}|^\[\]$|\s\[\]"), ""),
 )
 
