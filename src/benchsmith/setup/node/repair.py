@@ -67,11 +67,12 @@ def _switch_node(plan: Plan, node: NodePlan, ranges: list[str], why: str, contex
 def repair_node_version(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
                         ) -> str | None:
     """The Node release is at fault (newer syntax or globals, a native addon's ABI or headers):
-    the nearest fallback release in the direction the diagnosis gives, within engines."""
+    the newest fallback release newer than it (the one that parses and has the most), or the
+    nearest older one (the fewest API changes undone), within engines."""
     newer = diagnosis.facts.get("direction") == ["newer"]
     key = _version_key(node.version)
     ordered = sorted((v for v in node.fallbacks if (_version_key(v) > key) == newer
-                      and _version_key(v) != key), key=_version_key, reverse=not newer)
+                      and _version_key(v) != key), key=_version_key, reverse=True)
     engines = getattr(context, "engines_node", None)
     ranges = [engines] if engines and valid_range(engines) else []
     return _switch_node(plan, node, ranges, f"{diagnosis.reason}: a {'newer' if newer else 'older'} "
