@@ -17,7 +17,9 @@ _NPM_NOISE = re.compile(
     r"^(?:$|errno |path |syscall |signal |argv |node v|npm +v|Linux |Darwin |A complete log|"
     r"Log files were not written|/|[A-Z]:\\|This is probably not|There is likely|If you need help|"
     r"Please include|<https?://|Tell the author|You can get (?:their|information)|npm owner|"
-    r"Exit status|Failed at the|command failed$|A complete log|Verbose stack|code \S+$)")
+    r"Exit status|Failed at the|command failed$|A complete log|Verbose stack|code \S+$|"
+    r"(?:node-pre-)?gyp ERR! (?:cwd|stack|System|command|node -v|node-gyp -v|node-pre-gyp -v|"
+    r"not ok))")
 # yarn classic's error lines, less its closing advice
 _YARN = re.compile(r"^error (?!Command failed with exit code|Found incompatible module\.?$)(.+)$")
 # yarn 2+: errors only (the console's colours that set them apart are gone)
@@ -27,9 +29,10 @@ _PNPM = re.compile(r"(?:ERR_PNPM_\w+|ERROR)\s+.+")
 # runners' summaries of a failing run (jest, vitest, mocha, ava, tap, tape, uvu, karma, node)
 _SUMMARY = re.compile(
     r"^\s*(?:Tests?:.*\bfailed\b.*|Test (?:Suites|Files):.*\bfailed\b.*|\d+ failing\b.*|"
-    r"\d+ tests? failed\b.*|# fail(?:ed)?\s+\d+.*|# failed \d+ of \d+ tests.*|"
-    r"Executed \d+ of \d+ .*FAILED.*|Total:\s+\d+.*Passed:\s+\d+.*|ℹ fail [1-9]\d*|"
+    r"\d+ tests? failed\b.*|# fail(?:ed)?\s+[1-9]\d*.*|# failed \d+ of \d+ tests.*|"
+    r"Executed \d+ of \d+ .*FAILED.*|ℹ fail [1-9]\d*|"
     r"No test files found.*|Error: No test files found.*|No tests found.*)$", re.MULTILINE)
+_UVU = re.compile(r"^\s*Total:\s+(\d+)\s*\n\s*Passed:\s+(\d+)", re.MULTILINE)
 _ERROR = re.compile(r"^\s*(?:\w*Error(?:\s\[\w+\])?: .+|FATAL ERROR: .+)$", re.MULTILINE)
 
 
@@ -68,6 +71,8 @@ def failure_line(output: str, phase: str = "install") -> str:
     found: str | None = None
     if phase == "test" and (summaries := _SUMMARY.findall(text)):
         found = summaries[-1].strip()
+    elif phase == "test" and (uvu := _UVU.search(text)):
+        found = f"Total: {uvu.group(1)}, Passed: {uvu.group(2)}"
     errors = _ERROR.findall(text)
     if found is None and phase == "test" and errors:
         found = errors[0].strip()
