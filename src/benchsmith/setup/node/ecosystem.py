@@ -25,7 +25,7 @@ from benchsmith.core import (
 from benchsmith.harness.node_fetch import on_registry
 from benchsmith.harness.node_render import render_build_commands
 from benchsmith.harness.node_stage import NO_DOWNLOAD_ENV, node_install_env, stage_node
-from benchsmith.harness.render import plan_spec, render_spec
+from benchsmith.harness.render import apt_install_command, plan_spec, render_spec, system_packages
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.ecosystems import ci_testing
 from benchsmith.setup.node.context import NodeContext, read_node_context
@@ -100,9 +100,12 @@ class NodeEcosystem:
         return NodeRepairer(apt=self.apt)
 
     def render(self, plan: Plan) -> tuple[list[str], list[str]]:
-        """The manager's dated install, the build steps the tests need, the test command."""
+        """The Debian packages a repair added (where apt is allowed), the manager's dated
+        install, the build steps the tests need, the test command."""
         node = _node(plan)
         install: list[str] = []
+        if system := system_packages(plan, self.apt):  # headers a native addon builds against
+            install.append(apt_install_command(system))
         if node.dropped_lockfile:  # a lockfile the install could not follow: resolve without it
             install.append(f"rm -f {shlex.quote(node.dropped_lockfile)}")
         if node.dating == "history-lockfile" and node.history_commit and node.lockfile:
