@@ -64,6 +64,7 @@ def test_a_native_addon_gets_its_debian_headers_on_docker(tmp_path: Path) -> Non
     run = subprocess.run([sys.executable, "-m", "benchsmith.cli", "setup", str(repo.path),
                           "--out", str(out), "--no-refdb", "--backend", "docker",
                           "--date", "2023-06-01"], capture_output=True, text=True, timeout=1800)
+    assert out.is_file(), run.stdout + run.stderr
     record: dict[str, Any] = json.loads(out.read_text())
     first = record["iterations"][0]
     assert first["diagnosis"]["kind"] == "system_packages", first["diagnosis"]
