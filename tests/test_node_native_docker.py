@@ -1,7 +1,8 @@
-"""A native addon whose build needs a Debian -dev package the base image lacks, set up on
-Docker: the first install fails, the diagnosis names the package (from the pkg-config module
-the build asks for), the repair installs it, node-gyp builds against the staged Node's own
-headers (no download), and the tests pass."""
+"""A native addon whose build needs Debian -dev packages the base image lacks, set up on
+Docker: the first install fails, the diagnosis names the packages (from the pkg-config modules
+the build asks for), the repair installs them (cairo's pulls Debian's own python3 in beside the
+sandbox's), node-gyp builds against the staged Node's own headers (no download), and the tests
+pass."""
 
 from __future__ import annotations
 
@@ -18,14 +19,17 @@ from .conftest import RepoBuilder
 pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
 BINDING = {"targets": [{"target_name": "pixels", "sources": ["pixels.cc"],
-                        "cflags": ["<!@(pkg-config --cflags pixman-1)"],
-                        "libraries": ["<!@(pkg-config --libs pixman-1)"]}]}
+                        "cflags": ["<!@(pkg-config --cflags pixman-1 cairo)"],
+                        "libraries": ["<!@(pkg-config --libs pixman-1 cairo)"]}]}
 PIXELS_CC = """#include <node_api.h>
+#include <cairo.h>
 #include <pixman.h>
+#include <string>
 
 static napi_value Version(napi_env env, napi_callback_info info) {
   napi_value result;
-  napi_create_string_utf8(env, pixman_version_string(), NAPI_AUTO_LENGTH, &result);
+  std::string versions = std::string(pixman_version_string()) + " " + cairo_version_string();
+  napi_create_string_utf8(env, versions.c_str(), NAPI_AUTO_LENGTH, &result);
   return result;
 }
 
@@ -42,7 +46,7 @@ TEST = """const { test } = require('node:test');
 const assert = require('node:assert');
 const pixels = require('pixels');
 test('the addon reports its library version', () => {
-  assert.match(pixels.version(), /^\\d+\\.\\d+\\.\\d+$/);
+  assert.match(pixels.version(), /^\\d+\\.\\d+\\.\\d+ \\d+\\.\\d+\\.\\d+$/);
 });
 """
 
@@ -68,8 +72,8 @@ def test_a_native_addon_gets_its_debian_headers_on_docker(tmp_path: Path) -> Non
     record: dict[str, Any] = json.loads(out.read_text())
     first = record["iterations"][0]
     assert first["diagnosis"]["kind"] == "system_packages", first["diagnosis"]
-    assert first["diagnosis"]["facts"]["apt"] == ["libpixman-1-dev"]
-    assert "install Debian packages libpixman-1-dev" in first["repair"]
+    assert first["diagnosis"]["facts"]["apt"] == ["libpixman-1-dev", "libcairo2-dev"]
+    assert "install Debian packages libpixman-1-dev libcairo2-dev" in first["repair"]
     assert record["status"] == "validated", (record.get("failure_reason"), run.stderr[-2000:])
     assert len(record["iterations"]) == 2 and record["node"]["version"].startswith("18.")
     assert {t["name"]: t["status"] for t in record["tests"]["tests"]} == {
