@@ -121,7 +121,7 @@ def test_npm_workspace_installs_every_package(tmp_path: Path, node18: NodeInstal
 
 def test_manager_choice_without_a_lockfile_and_from_package_manager() -> None:
     assert choose_manager(NodeContext(), "16").model_dump(include={"name", "version"}) == {
-        "name": "npm", "version": "8"}
+        "name": "npm", "version": "8.19.4"}
     pinned = choose_manager(NodeContext(package_manager="yarn@3.6.1+sha224.abc"), "18")
     assert (pinned.name, pinned.berry, pinned.version, pinned.install_command) == (
         "yarn", True, "3.6.1", ["yarn", "install"])

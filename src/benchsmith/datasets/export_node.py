@@ -13,6 +13,7 @@ from benchsmith.core import CHECKOUT_PATH, BenchsmithError
 from benchsmith.harness.node_render import heap_env
 from benchsmith.harness.node_stage import (
     NODE_HOME,
+    ignores_extra_ca,
     launcher,
     node_install_env,
     node_release_files,
@@ -52,7 +53,7 @@ def node_export_files(instance: TaskInstance, scratch: Path) -> NodeExportFiles:
     for command, script in scripts.items():
         (launchers / command).write_text(launcher(f"{node_prefix}/bin/node",
                                                   posixpath.join(tool_dir, script), node_prefix,
-                                                  node.berry))
+                                                  node.berry, ignores_extra_ca(node.version)))
         (launchers / command).chmod(0o755)
     dirs = {NODE_DIR: prefix, LAUNCHERS_DIR: launchers}
     copies = {NODE_DIR: node_prefix, LAUNCHERS_DIR: f"{home}/bin"}

@@ -14,8 +14,8 @@ from benchsmith.harness.node_fetch import fetch_node
 from benchsmith.harness.node_render import heap_env
 from benchsmith.harness.npm_registry import fetch_package, registry_url
 
-__all__ = ["NODE_HOME", "NO_DOWNLOAD_ENV", "QUIET_ENV", "bin_of", "launcher", "manager_package",
-           "node_install_env", "node_release_files", "stage_node"]
+__all__ = ["NODE_HOME", "NO_DOWNLOAD_ENV", "QUIET_ENV", "bin_of", "ignores_extra_ca", "launcher",
+           "manager_package", "node_install_env", "node_release_files", "stage_node"]
 
 # Beside the checkout, inside the sandbox: the Node builds and managers put there.
 NODE_HOME = ".benchsmith-node"
@@ -54,6 +54,12 @@ def node_install_env(node: NodePlan) -> dict[str, str]:
     return env | heap_env(node)
 
 
+def ignores_extra_ca(version: str) -> bool:
+    """Whether Node `version` predates NODE_EXTRA_CA_CERTS (added in 7.3.0)."""
+    parts = [int(p) if p.isdigit() else 0 for p in version.split("-")[0].split(".")[:2]]
+    return tuple(parts + [0] * (2 - len(parts))) < (7, 3)
+
+
 def manager_package(node: NodePlan) -> str:
     """The npm package the plan's manager is published as."""
     return "@yarnpkg/cli-dist" if node.berry else node.manager
@@ -75,16 +81,22 @@ def bin_of(package_dir: Path, command: str) -> str:
     return posixpath.normpath(relative)
 
 
-def launcher(node: str, script: str, nodedir: str, berry: bool = False) -> str:
+def launcher(node: str, script: str, nodedir: str, berry: bool = False,
+             ca_by_config: bool = False) -> str:
     """A manager's launcher: the plan's node, the CA bundle and the registry the sandbox has
     (an offline phase's registry stays), node-gyp pointed at the Node headers. Yarn 2 and
-    later refuse yarn classic's YARN_REGISTRY as a legacy setting: they get their own only."""
+    later refuse yarn classic's YARN_REGISTRY as a legacy setting: they get their own only.
+    `ca_by_config`: a Node that ignores NODE_EXTRA_CA_CERTS, whose npm and yarn are given the
+    bundle as their own cafile setting."""
     registry = registry_url()
     yarn = "YARN_NPM_REGISTRY_SERVER" if berry else "YARN_REGISTRY"
+    cafile = ('[ -n "$NODE_EXTRA_CA_CERTS" ] && : "${npm_config_cafile:=$NODE_EXTRA_CA_CERTS}" '
+              '"${YARN_CAFILE:=$NODE_EXTRA_CA_CERTS}" && export npm_config_cafile YARN_CAFILE\n')
     return ("#!/bin/sh\n"
             ': "${NODE_EXTRA_CA_CERTS:=${SSL_CERT_FILE:-}}"\n'
             '[ -n "$NODE_EXTRA_CA_CERTS" ] && export NODE_EXTRA_CA_CERTS || unset NODE_EXTRA_CA_CERTS\n'
-            f': "${{npm_config_registry:={registry}}}"\n'
+            + (cafile if ca_by_config else "")
+            + f': "${{npm_config_registry:={registry}}}"\n'
             f': "${{{yarn}:=$npm_config_registry}}"\n'
             + ("unset YARN_REGISTRY\n" if berry else "")
             + f'export npm_config_registry {yarn} npm_config_nodedir={shlex.quote(nodedir)}\n'
@@ -129,7 +141,8 @@ def stage_node(sandbox: Sandbox, repo_dir: Path, plan_python: str, node: NodePla
     for command, script in scripts.items():
         path = f"{home}/bin/{command}"
         sandbox.write_file(path, launcher(f"{node_prefix}/bin/node", posixpath.join(tool_dir, script),
-                                       node_prefix, node.berry).encode())
+                                          node_prefix, node.berry,
+                                          ignores_extra_ca(node.version)).encode())
         shims.append(path)
     link = (f"chmod +x {' '.join(shims)} {node_prefix}/bin/node && "
             "bindir=$(python -c 'import os, sys; print(os.path.dirname(sys.executable))') && "

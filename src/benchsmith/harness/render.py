@@ -67,17 +67,19 @@ def system_packages(plan: Plan, apt: bool = True) -> list[str]:
     return sorted(set(plan.apt_packages) | set(svc.debian_packages(plan.services))) if apt else []
 
 
+def apt_install_command(packages: list[str]) -> str:
+    """The command that installs the Debian `packages` (non-interactive, no recommends)."""
+    return ("apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+            "--no-install-recommends " + _join(packages))
+
+
 def render_install(plan: Plan, apt: bool = True) -> list[str]:
     """The install commands: Debian packages (and the services' start script), build tools,
     one uv resolution for everything, then the steps the tests ask for (`plan.prepare`).
     `apt=False`: no system packages and no services."""
     commands: list[str] = []
-    system = system_packages(plan, apt)
-    if system:
-        commands.append(
-            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
-            "--no-install-recommends " + _join(system)
-        )
+    if system := system_packages(plan, apt):
+        commands.append(apt_install_command(system))
     if apt and plan.services:
         commands.append(svc.install_command(plan.services))
     commands += stand_ins.install_commands(plan.stand_ins)

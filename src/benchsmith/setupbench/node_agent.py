@@ -55,7 +55,7 @@ def setup_node_repository(run: _Run, repo: Path, stamp: str) -> None:
     ctx = read_node_context(repo)
     date = stamp[:10] if stamp else dt.date.today().isoformat()
     node = choose_node(ctx, date)
-    manager = choose_manager(ctx, node.line)
+    manager = choose_manager(ctx, node.version)
     record: dict[str, Any] = {
         "date": date, "sources_read": ctx.sources_read,
         "node": node.model_dump(), "manager": manager.model_dump()}
@@ -111,7 +111,7 @@ def _configure_registry(run: _Run, record: dict[str, Any]) -> None:
 def _npm_spec(manager: ManagerChoice, node: NodeChoice) -> tuple[str, str]:
     if manager.name == "npm" and manager.source in ("packageManager", "volta"):
         return manager.version, manager.source
-    return bundled_npm(node.line), f"the npm Node {node.line} shipped with"
+    return bundled_npm(node.version), f"the npm Node {node.version} shipped with"
 
 
 def _install_node(run: _Run, node: NodeChoice, manager: ManagerChoice) -> dict[str, str]:

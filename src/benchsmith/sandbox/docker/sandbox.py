@@ -224,7 +224,10 @@ class DockerSandbox:
         elif self.python != version and not self.config.base_image:
             self._move_to(version)
         self._venv_ready = False
-        result = self.exec(f"rm -rf {VENV} && uv venv --quiet --python {interpreter} {VENV}",
+        # the interpreter's real path as the venv's home: from a symlinked home, Python looks
+        # for its standard library above it and takes Debian's once a package pulls python3 in
+        result = self.exec(f"rm -rf {VENV} && uv venv --quiet --python "
+                           f"\"$(readlink -f {interpreter})\" {VENV}",
                            cwd="/work", timeout=300, use_venv=False)
         if not result.ok:
             raise BenchsmithError(f"creating a Python {version} virtualenv in "

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 
 from benchsmith.setup.context_model import Hint
 
-__all__ = ["CiJob", "Lockfile", "NodeContext", "is_node_project", "read_node_context"]
+__all__ = ["CiJob", "Lockfile", "NodeContext", "is_node_project", "lockfile_of",
+           "read_node_context"]
 
 LockKind = Literal["npm", "yarn-classic", "yarn-berry", "pnpm"]
 _NODE_TEST = re.compile(r"\b(npm (run )?test|npm t\b|yarn (run )?test|pnpm (run )?test|npx |"
@@ -132,29 +133,36 @@ def _read_package_json(repo: Path, ctx: NodeContext) -> None:
     ctx.volta_tools = {k: v for k, v in volta.items() if k in {"npm", "yarn", "pnpm"}}
 
 
-def _lockfile_version(path: Path, kind: LockKind) -> str:
-    if kind == "npm":
-        data = _read_json(path)
-        return str(data.get("lockfileVersion", 1)) if isinstance(data, dict) else ""
-    if kind == "pnpm":
-        data = _read_yaml(path)
-        return str(data.get("lockfileVersion", "")) if isinstance(data, dict) else ""
-    data = _read_yaml(path)  # a berry lockfile is YAML with __metadata
-    if isinstance(data, dict) and isinstance(data.get("__metadata"), dict):
+def _lockfile_version(data: Any, kind: LockKind) -> str:
+    if kind in ("npm", "pnpm"):
+        default = 1 if kind == "npm" else ""
+        return str(data.get("lockfileVersion", default)) if isinstance(data, dict) else ""
+    if isinstance(data, dict) and isinstance(data.get("__metadata"), dict):  # berry: YAML
         return str(data["__metadata"].get("version", ""))
     return "1"
 
 
+def lockfile_of(name: str, text: str) -> Lockfile:
+    """The lockfile `name` (at the root) whose content is `text`: the manager that wrote it and
+    its format version."""
+    kind: LockKind = {"yarn.lock": "yarn-classic", "pnpm-lock.yaml": "pnpm"}.get(  # type: ignore[assignment]
+        name, "npm")
+    try:
+        data = json.loads(text) if kind == "npm" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError):
+        data = None
+    version = _lockfile_version(data, kind)
+    if name == "yarn.lock" and version != "1":
+        kind = "yarn-berry"
+    return Lockfile(path=name, kind=kind, version=version)
+
+
 def _read_lockfiles(repo: Path, ctx: NodeContext) -> None:
-    for name, kind in (("npm-shrinkwrap.json", "npm"), ("package-lock.json", "npm"),
-                       ("yarn.lock", "yarn-classic"), ("pnpm-lock.yaml", "pnpm")):
+    for name in ("npm-shrinkwrap.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml"):
         path = repo / name
         if not path.is_file():
             continue
-        version = _lockfile_version(path, kind)  # type: ignore[arg-type]
-        if name == "yarn.lock" and version != "1":
-            kind = "yarn-berry"
-        ctx.lockfiles.append(Lockfile(path=name, kind=kind, version=version))  # type: ignore[arg-type]
+        ctx.lockfiles.append(lockfile_of(name, path.read_text(encoding="utf-8", errors="replace")))
         ctx.sources_read.append(name)
 
 

@@ -5,8 +5,9 @@
    registry's publish times of the direct dependencies can be trusted (a mirror that took old
    versions in late reports the day it took them: many versions on a few days, versions
    "published" after later ones);
-3. ``history-lockfile``: the nearest earlier lockfile in the project's own git history, copied
-   in and adapted to the commit's package.json by a non-frozen install;
+3. ``history-lockfile``: the nearest earlier lockfile in the project's own git history, at most
+   :data:`HISTORY_MAX_AGE_DAYS` older than the commit, copied in and adapted to the commit's
+   package.json by a non-frozen install of the manager that wrote it;
 4. ``not-dated``: the newest versions the declared ranges allow.
 """
 
@@ -23,14 +24,19 @@ from pydantic import BaseModel, Field
 
 from benchsmith.core import BenchsmithError
 from benchsmith.harness.npm_registry import packument
-from benchsmith.setup.node.context import NodeContext
+from benchsmith.setup.node.context import Lockfile, NodeContext, lockfile_of
 from benchsmith.setup.node.managers import ManagerChoice
 
-__all__ = ["LOCKFILE_NAMES", "DatingPlan", "TimeTrust", "apply_dating", "choose_dating",
-           "dated_install_command", "times_trust"]
+__all__ = ["HISTORY_MAX_AGE_DAYS", "LOCKFILE_NAMES", "DatingPlan", "TimeTrust", "apply_dating", "choose_dating",
+           "dated_install_command", "manager_context",
+           "times_trust"]
 
 LOCKFILE_NAMES = ("npm-shrinkwrap.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml")
 DatingMethod = Literal["lockfile", "before", "history-lockfile", "not-dated"]
+# An earlier lockfile pins what its day resolved: a year covers a project's usual release
+# cycle (the versions it names were still in use at the commit); an older one dates the
+# dependencies years before the commit, to versions its package.json and Node have moved past.
+HISTORY_MAX_AGE_DAYS = 365
 CLUSTER_DAYS = 3
 CLUSTER_SHARE = 0.75
 INVERSION_SHARE = 0.25
@@ -51,6 +57,7 @@ class DatingPlan(BaseModel):
     dated: bool
     lockfile: str | None = None  # the lockfile used (repository-relative)
     history_commit: str | None = None  # the earlier commit it came from (history-lockfile)
+    history_lock: Lockfile | None = None  # that lockfile's format: which manager wrote it
     before: str | None = None  # the --before date (before)
     untrusted: list[TimeTrust] = Field(default_factory=list)
     reasons: list[str] = Field(default_factory=list)
@@ -101,15 +108,21 @@ def _git(repo: Path, *args: str) -> str:
     return result.stdout
 
 
-def _history_lockfile(repo: Path, commit: str) -> tuple[str, str] | None:
-    """The newest commit before `commit` that has a lockfile at the root, and its path."""
-    log = _git(repo, "log", "--format=%H", f"{commit}^", "--", *LOCKFILE_NAMES) \
-        if _git(repo, "rev-list", "--parents", "-n", "1", commit).split()[1:] else ""
+def _history_lockfile(repo: Path, commit: str, max_age_days: int = HISTORY_MAX_AGE_DAYS
+                      ) -> tuple[str, Lockfile] | None:
+    """The newest commit before `commit`, at most `max_age_days` older, that has a lockfile at
+    the root, and that lockfile (its path, the manager that wrote it, its format)."""
+    if not _git(repo, "rev-list", "--parents", "-n", "1", commit).split()[1:]:
+        return None
+    since = int(_git(repo, "log", "-1", "--format=%ct", commit).strip()) - max_age_days * 86400
+    log = _git(repo, "log", "--format=%H", f"--since={since}", f"{commit}^", "--", *LOCKFILE_NAMES)
     for sha in log.split():
         present = set(_git(repo, "ls-tree", "--name-only", sha).split())
         for name in LOCKFILE_NAMES:
             if name in present:
-                return sha, name
+                text = subprocess.run(["git", "show", f"{sha}:{name}"], cwd=repo,
+                                      capture_output=True, text=True, errors="replace").stdout
+                return sha, lockfile_of(name, text)
     return None
 
 
@@ -140,13 +153,22 @@ def choose_dating(repo: Path, ctx: NodeContext, date: dt.date | str, commit: str
                    + (f" and {len(untrusted) - 5} more" if len(untrusted) > 5 else ""))
     found = _history_lockfile(repo, commit)
     if found:
-        sha, path = found
-        return DatingPlan(method="history-lockfile", dated=True, lockfile=path, history_commit=sha,
-                          untrusted=untrusted, reasons=[
-                              *reasons, f"{path} from the earlier commit {sha[:12]}, adapted "
+        sha, lock = found
+        return DatingPlan(method="history-lockfile", dated=True, lockfile=lock.path,
+                          history_commit=sha, history_lock=lock, untrusted=untrusted, reasons=[
+                              *reasons, f"{lock.path} from the earlier commit {sha[:12]}, adapted "
                               "to the commit's package.json"])
     return DatingPlan(method="not-dated", dated=False, untrusted=untrusted, reasons=[
-        *reasons, "no lockfile in the project's history: newest versions the ranges allow"])
+        *reasons, f"no lockfile in the project's history of the {HISTORY_MAX_AGE_DAYS} days "
+        "before the commit: newest versions the ranges allow"])
+
+
+def manager_context(ctx: NodeContext, plan: DatingPlan) -> NodeContext:
+    """The context the package manager is chosen from: with an earlier lockfile in the
+    commit's place, the manager that wrote that lockfile."""
+    if plan.method != "history-lockfile" or plan.history_lock is None or ctx.lockfiles:
+        return ctx
+    return ctx.model_copy(update={"lockfiles": [plan.history_lock]})
 
 
 def apply_dating(repo: Path, plan: DatingPlan) -> None:

