@@ -8,8 +8,10 @@ also breaks loopback traffic for code that hands the proxies to its client itsel
 ``NO_PROXY``: a test talking to a server on 127.0.0.1 would pass where the network is really
 cut (Docker, or `prepare`'s own run) and fail here. This proxy forwards plain HTTP requests and
 ``CONNECT`` tunnels whose target is a loopback address or ``localhost`` (never resolving any
-other name) and closes the connection without an answer for anything else, so a client sees
-the same kind of failure as a refused connection (``ProxyError``, ``RemoteDisconnected``).
+other name). Anything else is refused so that a client fails as it does without a network: a
+tunnel with ``502 Network is unreachable`` (``Tunnel connection failed``, a ``ProxyError``), a
+plain request by closing the connection unanswered (``RemoteDisconnected``); an HTTP error
+response would reach the test as an ordinary response instead.
 One proxy serves every sandbox of the process; it runs in a daemon thread.
 """
 
@@ -26,6 +28,9 @@ _LOCK = threading.Lock()
 _SERVER: socketserver.ThreadingTCPServer | None = None
 _HEAD_LIMIT = 65536
 _DROPPED = (b"proxy-connection", b"connection", b"keep-alive", b"proxy-authorization")
+# A tunnel elsewhere is refused in words clients put in their error ("Tunnel connection failed:
+# 502 Network is unreachable"), which a test log's reader knows as the network's absence.
+_UNREACHABLE = b"HTTP/1.1 502 Network is unreachable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
 def is_loopback(host: str) -> bool:
@@ -71,6 +76,7 @@ class _Handler(socketserver.BaseRequestHandler):
         if method.upper() == "CONNECT":
             host, _, port = target.rpartition(":")
             if not is_loopback(host) or not port.isdigit():
+                client.sendall(_UNREACHABLE)
                 return
             with socket.create_connection((_address(host), int(port)), 30) as upstream:
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
