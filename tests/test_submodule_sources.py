@@ -62,6 +62,9 @@ def _sdist(version: str, init: str) -> bytes:
 
 RELEASES = {  # version -> (upload time, sdist)
     "1.1": ("2023-04-01T10:00:00Z", _sdist("1.1", "def project_version():\n    return '3.1'\n")),
+    # after the commit that moved the submodule's pointer (2023-05-10), before the date
+    "1.2": ("2023-05-20T10:00:00Z", _sdist("1.2", "raise ImportError('a release the "
+                                                  "pointer never named')\n")),
     "2.0": ("2023-07-01T10:00:00Z", _sdist("2.0", "raise ImportError('a release from after "
                                                   "the date')\n")),
 }

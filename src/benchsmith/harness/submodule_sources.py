@@ -4,7 +4,8 @@ A project may keep a helper package it bootstraps its own setup with as a git su
 host that cannot be reached (a setup.py that runs ``git submodule update`` and then imports the
 package from the submodule's directory). When the missing submodule's directory is named like a
 project on the package index, the newest source distribution of that project uploaded by the
-checkout's date is unpacked into the directory, provided it holds a Python package of the
+checkout's date (or by the commit that last moved the submodule's pointer, if earlier) is
+unpacked into the directory, provided it holds a Python package of the
 directory's name (the submodule's own layout: ``setup.py`` beside ``<name>/__init__.py``). A
 file :data:`MARKER` in the directory says which release it is, so records can name it.
 """
@@ -26,6 +27,7 @@ from urllib.parse import urljoin
 import httpx
 from packaging.utils import canonicalize_name
 
+from benchsmith.core import BenchsmithError
 from benchsmith.sandbox.dated_index import UPSTREAM
 
 MARKER = ".benchsmith-from-pypi"
@@ -87,7 +89,7 @@ def provide_from_pypi(repo: Path, missing: list[str], until: str) -> dict[str, s
         for path in missing:
             package = Path(path).name
             try:
-                entry = newest_sdist(package, until, client)
+                entry = newest_sdist(package, _pointer_date(repo, path, until), client)
                 if entry is None:
                     continue
                 data = client.get(entry["url"]).raise_for_status().content
@@ -114,6 +116,18 @@ def provide_from_pypi(repo: Path, missing: list[str], until: str) -> dict[str, s
             shutil.move(str(staging), target)
             provided[path] = release
     return provided
+
+
+def _pointer_date(repo: Path, path: str, until: str) -> str:
+    """When the checkout's history last moved the submodule's pointer (the release it points at
+    was out by then), or `until` if that is earlier or unknown."""
+    from benchsmith.harness.checkout import git
+
+    try:
+        moved = git("log", "-1", "--format=%cI", "HEAD", "--", path, cwd=repo).strip()
+        return moved if moved and _instant(moved) < _instant(until) else until
+    except (BenchsmithError, ValueError):
+        return until
 
 
 def _release(filename: str, package: str) -> str:
