@@ -46,7 +46,7 @@ def test_locally_the_tests_find_package_indexes_and_proxies_pointing_at_nothing(
     offline = _evaluate(make_repo, tmp_path / "off", LocalSandboxConfig(), test_network=False)
     assert offline["resolved"] is False
     assert offline["network"] == {
-        "prepare": "host", "tests": "host (package indexes and proxies pointed at nothing)"}
+        "prepare": "host", "tests": "host (package indexes offline, proxies reach loopback only)"}
     online = _evaluate(make_repo, tmp_path / "on", LocalSandboxConfig(), test_network=True)
     assert online["resolved"] is True  # the same prediction with the network: resolved
     assert online["network"] == {"prepare": "host", "tests": "host"}

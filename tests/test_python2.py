@@ -9,7 +9,10 @@ import pytest
 from benchsmith.core import Plan
 from benchsmith.harness.prepare import install_env
 from benchsmith.harness.render import render_install
+from benchsmith.sandbox import DockerSandboxConfig
 from benchsmith.sandbox.dated_index import dated_index_url
+from benchsmith.setup.engine import SetupEngine
+from benchsmith.setup.options import SetupOptions
 
 from .test_setup_engine import engine
 
@@ -87,3 +90,15 @@ def test_python2_only_projects_are_recognised_and_need_a_27() -> None:
     assert old.version == "3.6" and "2.7" not in old.fallbacks
     with pytest.raises(BenchsmithError, match="supports Python 2 only, and this backend has no"):
         choose_python(two, date(2019, 6, 1), {"3.11": "/py311"})
+
+
+@pytest.mark.docker
+def test_a_python2_only_project_is_set_up_with_python_27_in_docker(make_repo, tmp_path) -> None:
+    repo = make_repo("oldcalc", {"setup.py": SETUP, "oldcalc.py": CODE, "tests/test_old.py": TESTS,
+                                 "tox.ini": TOX}, date="2019-05-20T12:00:00+00:00")
+    options = SetupOptions(sandbox=DockerSandboxConfig(), commit_images=False,
+                           refdb=str(tmp_path / "ref.sqlite"))
+    record = SetupEngine(options).setup(str(repo.path), on_date="2019-06-01")
+    assert record.status == "validated", (record.failure_reason, record.iterations[-1].commands)
+    assert record.python == "2.7" and record.tests is not None and record.tests.PASSED == 2
+    assert record.install[-1].startswith("python -m pip install")

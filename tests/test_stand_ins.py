@@ -306,7 +306,7 @@ def test_build_and_an_offline_evaluation_resolve_a_fix_whose_test_calls_the_stan
         make_repo, tmp_path: Path) -> None:
     repo, instance = _built_instance(make_repo, tmp_path)
     report = _evaluate_gold(repo, instance, LocalSandboxConfig(), tmp_path / "run")
-    assert report.network["tests"] == "host (package indexes and proxies pointed at nothing)"
+    assert report.network["tests"] == "host (package indexes offline, proxies reach loopback only)"
     assert report.resolved and report.stand_ins == ["httpbin.org"]
 
 

@@ -19,6 +19,7 @@ from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
 from benchsmith.harness.jsonl import JsonlWriter, Resume, read_records, records_by_key
 from benchsmith.harness.patches import runnable_test_files
+from benchsmith.harness.prepare import network_for_tests
 from benchsmith.harness.render import plan_spec, render_reinstall, render_spec
 from benchsmith.instance import FlakyTest, TaskInstance
 from benchsmith.sandbox.store import make_prepared_store, prepared_key
@@ -59,6 +60,7 @@ class Verdict(BaseModel):
     fail_to_pass: LabelCheck = Field(default_factory=LabelCheck)
     pass_to_pass: LabelCheck = Field(default_factory=LabelCheck)
     runs: int = 1  # test runs per side (before/after the gold patch)
+    test_network: str = ""  # the network the label runs had (as `evaluate` gives the tests)
     flaky: list[FlakyTest] = Field(default_factory=list)  # outcome changed between runs: no label
     instance_s: float = 0.0  # this instance's checkout, install and test runs
     environment_s: float = 0.0  # setting its group's environment up (once for the group)
@@ -245,10 +247,16 @@ class Preparer:
             checkout = resolve(source, rev=instance.base_commit, on_date=environment.record.date,
                                repo=instance.repo)
             sandbox = sandbox_at(self.engine, environment, plan, checkout)
-            behaviour = run_instance_tests(
-                sandbox, plan_spec(plan, [], self.engine.apt), instance.patch, instance.test_patch,
-                runs=self.runs, timeout=self.engine.options.test_timeout_s,
-                stall_timeout=self.engine.options.stall_timeout_s)
+            # the labels are checked in the network `evaluate` gives a prediction's tests
+            network = network_for_tests(sandbox, self.engine.options.sandbox.network,
+                                     offline=self.engine.options.offline_tests)
+            try:
+                behaviour = run_instance_tests(
+                    sandbox, plan_spec(plan, [], self.engine.apt), instance.patch,
+                    instance.test_patch, runs=self.runs, timeout=self.engine.options.test_timeout_s,
+                    stall_timeout=self.engine.options.stall_timeout_s)
+            finally:
+                sandbox.set_network(True)  # the next instance may reinstall the project
         except BenchsmithError as exc:
             environment.close()
             return self._failed(item, "error", str(exc), setup_commit)
@@ -257,7 +265,7 @@ class Preparer:
             return self._failed(item, "error", behaviour.error, setup_commit)
         verdict = judge(instance, behaviour)
         verdict.fingerprint, verdict.setup_commit = item.fingerprint, setup_commit
-        verdict.runs = self.runs
+        verdict.runs, verdict.test_network = self.runs, network
         spec = plan_spec(plan, behaviour.test_files, self.engine.apt)
         image, history = None, None
         if environment.record.image:

@@ -21,7 +21,7 @@ from benchsmith.core import BenchsmithError, History, Sandbox
 from benchsmith.evaluation.prepared import check_out, prepared_environment_key
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
 from benchsmith.harness.history import seal
-from benchsmith.harness.prepare import install_env, move_to, prepare_sandbox
+from benchsmith.harness.prepare import install_env, move_to, network_for_tests, prepare_sandbox
 from benchsmith.harness.worktree import PATCH_DIR, Worktree
 from benchsmith.instance import TaskInstance
 from benchsmith.sandbox.config import SandboxConfig
@@ -75,12 +75,7 @@ class Environments:
             # package managers and proxies point at nothing): nothing to fetch, nobody to tell
             if tools is not None:
                 tools(sandbox)
-            if self.test_network:
-                tests = self.config.network if sandbox.set_network(True) else "none"
-            elif sandbox.set_network(False):
-                tests = "none (loopback only)"
-            else:
-                tests = f"{self.config.network} (package indexes and proxies pointed at nothing)"
+            tests = network_for_tests(sandbox, self.config.network, offline=not self.test_network)
             opened.network = {"prepare": self.config.network, "tests": tests}
             yield opened
 

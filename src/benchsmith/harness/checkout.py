@@ -194,7 +194,8 @@ def materialize(checkout: Checkout, dest: Path, portable: bool = False) -> Path:
     git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", checkout.commit,
         cwd=dest)
     if (dest / ".gitmodules").is_file():
-        init_submodules(dest, local_source=not _URL.match(checkout.source))
+        init_submodules(dest, local_source=not _URL.match(checkout.source),
+                        until=checkout.exclude_newer)
     if portable:
         try:
             git("repack", "-a", "-d", "-q", cwd=dest, timeout=1800)
@@ -207,9 +208,11 @@ def materialize(checkout: Checkout, dest: Path, portable: bool = False) -> Path:
     return dest
 
 
-def init_submodules(repo: Path, local_source: bool) -> list[str]:
+def init_submodules(repo: Path, local_source: bool, until: str | None = None) -> list[str]:
     """Check out the repository's submodules (a C extension's sources, test data); return the
-    paths that stayed empty (their host unreachable), which the setup context reports.
+    paths that stayed empty (their host unreachable), which the setup context reports. With
+    `until`, an empty one named like a package on the index is provided from there
+    (:mod:`benchsmith.harness.submodule_sources`).
 
     Submodules on the local disk are allowed only when the source itself is local.
     """
@@ -218,7 +221,13 @@ def init_submodules(repo: Path, local_source: bool) -> list[str]:
         _point_submodules_at_mirrors(repo)
     with contextlib.suppress(BenchsmithError):  # unreachable ones are listed below
         git(*allow, "submodule", "update", "--init", "--recursive", "--quiet", cwd=repo, timeout=300)
-    return missing_submodules(repo)
+    missing = missing_submodules(repo)
+    if missing and until:
+        from benchsmith.harness.submodule_sources import provide_from_pypi
+
+        provide_from_pypi(repo, missing, until)
+        missing = missing_submodules(repo)
+    return missing
 
 
 _HOSTED = re.compile(r"^(?:https?://|ssh://git@|git@|git://)[^/:]+[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$")
@@ -272,15 +281,22 @@ def missing_files(repo: Path, limit: int = 20) -> list[str]:
     return [p for p in listed.split("\0") if p][:limit]
 
 
-def missing_submodules(repo: Path) -> list[str]:
-    """Submodule paths of `.gitmodules` that have no files in the checkout."""
+def submodule_paths(repo: Path) -> list[str]:
+    """The submodule paths `.gitmodules` declares."""
+    if not (repo / ".gitmodules").is_file():
+        return []
     try:
         listed = git("config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$",
                      cwd=repo)
     except BenchsmithError:
         return []
-    paths = [line.split(" ", 1)[1].strip() for line in listed.splitlines() if " " in line]
-    return [p for p in paths if not (repo / p).is_dir() or not any((repo / p).iterdir())]
+    return [line.split(" ", 1)[1].strip() for line in listed.splitlines() if " " in line]
+
+
+def missing_submodules(repo: Path) -> list[str]:
+    """Submodule paths of `.gitmodules` that have no files in the checkout."""
+    return [p for p in submodule_paths(repo)
+            if not (repo / p).is_dir() or not any((repo / p).iterdir())]
 
 
 def resolve_source(source: str, mirrors: str | None) -> str:

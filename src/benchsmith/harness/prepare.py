@@ -97,3 +97,14 @@ def move_to(sandbox: Sandbox, commit: str, reinstall: str | None, env: dict[str,
         result = sandbox.exec(command, env=env, timeout=timeout)
         if not result.ok:
             raise BenchsmithError(f"install failed at {commit[:12]}: {output_tail(result.output)}")
+
+
+def network_for_tests(sandbox: Sandbox, network: str, offline: bool) -> str:
+    """Give `sandbox` the network a prediction's tests get, and say which: with `offline` none
+    where the backend can cut it, else package indexes offline and proxies at one that reaches
+    loopback only (`evaluate` and `prepare`'s label check both use this)."""
+    if not offline:
+        return network if sandbox.set_network(True) else "none"
+    if sandbox.set_network(False):
+        return "none (loopback only)"
+    return f"{network} (package indexes offline, proxies reach loopback only)"

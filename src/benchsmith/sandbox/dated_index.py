@@ -27,6 +27,7 @@ UPSTREAM = "https://pypi.org/simple"
 _PATH = re.compile(r"^/(?P<stamp>[^/]+)/simple/(?P<project>[^/]+)/?$")
 _lock = threading.Lock()
 _server: ThreadingHTTPServer | None = None
+_elsewhere: dict[str, ThreadingHTTPServer] = {}  # listeners on other addresses, by address
 
 
 def _instant(stamp: str) -> datetime:
@@ -74,8 +75,8 @@ class _Handler(BaseHTTPRequestHandler):
 class _IndexServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, upstream: str) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, upstream: str, host: str = "127.0.0.1") -> None:
+        super().__init__((host, 0), _Handler)
         self.upstream = upstream.rstrip("/")
         self.cache: dict[str, list[dict[str, Any]] | None] = {}
         self.client = httpx.Client(timeout=60, follow_redirects=True, headers={
@@ -121,9 +122,30 @@ def dated_index_url(stamp: str, packages: dict[str, str] | None = None) -> str:
     global _server
     with _lock:
         if _server is None:
-            _server = _IndexServer(os.environ.get("BENCHSMITH_INDEX_UPSTREAM", UPSTREAM))
-            threading.Thread(target=_server.serve_forever, daemon=True,
-                             name="benchsmith-dated-index").start()
+            _server = _start("127.0.0.1")
         port = _server.server_address[1]
     path = ",".join([stamp, *(f"{canonicalize_name(n)}={t}" for n, t in sorted((packages or {}).items()))])
     return f"http://127.0.0.1:{port}/{path}/simple/"
+
+
+def _start(host: str) -> _IndexServer:
+    server = _IndexServer(os.environ.get("BENCHSMITH_INDEX_UPSTREAM", UPSTREAM), host)
+    threading.Thread(target=server.serve_forever, daemon=True,
+                     name=f"benchsmith-dated-index-{host}").start()
+    return server
+
+
+def reachable_from(env: dict[str, str], host: str) -> dict[str, str]:
+    """`env` with a dated index URL made reachable at `host` (an address of this machine that
+    a container reaches, such as its network's gateway): served there too, and trusted by pip,
+    which trusts plain HTTP on loopback only."""
+    url = env.get("PIP_INDEX_URL", "")
+    if _server is None or not url.startswith(f"http://127.0.0.1:{_server.server_address[1]}/"):
+        return env
+    with _lock:
+        if host not in _elsewhere:
+            _elsewhere[host] = _start(host)
+        port = _elsewhere[host].server_address[1]
+    path = url.split("/", 3)[3]
+    return {**env, "PIP_INDEX_URL": f"http://{host}:{port}/{path}",
+            "PIP_TRUSTED_HOST": f"{host}:{port}"}

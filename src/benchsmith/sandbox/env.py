@@ -50,13 +50,14 @@ FIXED_ENV = {
 
 
 # Where the host's network cannot be taken away (the local backend), commands that must run
-# without it get these: package managers offline or pointed at a closed loopback port, every
-# client that honours a proxy sent to that port (loopback itself excepted), model hubs offline.
-# A program that opens its own sockets and ignores proxies still reaches the network.
+# without it get these: package managers offline or pointed at a closed loopback port, model
+# hubs offline, and every proxy variable (:data:`PROXY_NAMES`) at a proxy that reaches loopback
+# only (:mod:`benchsmith.sandbox.loopback_proxy`). A program that opens its own sockets and
+# ignores proxies still reaches the network.
 NOWHERE = "http://127.0.0.1:9"
+PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+               "FTP_PROXY", "ftp_proxy")
 OFFLINE_ENV = {
-    **{name: NOWHERE for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
-                                  "https_proxy", "all_proxy", "FTP_PROXY", "ftp_proxy")},
     "NO_PROXY": "localhost,127.0.0.1,::1", "no_proxy": "localhost,127.0.0.1,::1",
     "PIP_INDEX_URL": f"{NOWHERE}/simple", "PIP_NO_INDEX": "1", "UV_OFFLINE": "1",
     "UV_INDEX_URL": f"{NOWHERE}/simple", "UV_DEFAULT_INDEX": f"{NOWHERE}/simple",
@@ -64,6 +65,11 @@ OFFLINE_ENV = {
     "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
     "GIT_TERMINAL_PROMPT": "0", "GIT_ALLOW_PROTOCOL": "file",
 }
+
+
+def offline_env(proxy: str) -> dict[str, str]:
+    """:data:`OFFLINE_ENV` with every proxy variable set to `proxy`."""
+    return {**OFFLINE_ENV, **dict.fromkeys(PROXY_NAMES, proxy)}
 
 
 def sandbox_base_env(pass_env: list[str], home: str) -> dict[str, str]:

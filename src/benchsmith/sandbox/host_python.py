@@ -16,6 +16,7 @@ from benchsmith.sandbox.pythons import host_pythons, version_key
 
 # Modules whose import proves the interpreter's shared libraries are all there.
 IMPORT_CHECK = "import ssl, sqlite3, zlib, ctypes, bz2, lzma, readline, uuid, hashlib"
+IMPORT_CHECK_2 = "import ssl, sqlite3, zlib, ctypes, bz2, readline, uuid, hashlib"  # no lzma
 # The Debian 12 packages with the shared libraries a CPython built on this kind of host links to.
 RUNTIME_LIBRARIES = (
     "libssl3", "libffi8", "libsqlite3-0", "libbz2-1.0", "liblzma5", "libreadline8",
@@ -35,11 +36,12 @@ def relocatable_prefix(interpreter: str, python: str) -> Path | None:
     return prefix if (prefix / "bin" / f"python{python}").exists() else None
 
 
-def buildable_pythons() -> dict[str, str]:
-    """Host CPython versions (3.6+) that can be copied into a container, mapped to their prefix."""
+def buildable_pythons(python2: bool = False) -> dict[str, str]:
+    """Host CPython versions (3.6+, and 2.7 with `python2`) that can be copied into a container,
+    mapped to their prefix."""
     found: dict[str, str] = {}
     for version, interpreter in host_pythons().items():
-        if version_key(version) < (3, 6):
+        if version_key(version) < (3, 6) and not (python2 and version == "2.7"):
             continue
         prefix = relocatable_prefix(interpreter, version)
         if prefix is not None:
@@ -81,5 +83,6 @@ def check_command(prefix: Path | str, python: str) -> str:
         'case "$f" in *_tkinter*) continue;; esac; '
         'ldd "$f" 2>/dev/null | grep "not found" | sed "s|^|$f: |"; done > /tmp/missing; '
         'if [ -s /tmp/missing ]; then echo "missing shared libraries:"; cat /tmp/missing; exit 1; fi; '
-        f'rm /tmp/missing && {prefix}/bin/python{python} -c "{IMPORT_CHECK}"'
+        f'rm /tmp/missing && {prefix}/bin/python{python} -c '
+        f'"{IMPORT_CHECK_2 if version_key(python) < (3, 0) else IMPORT_CHECK}"'
     )

@@ -18,7 +18,8 @@ from typing import IO
 from benchsmith.core import BenchsmithError, ExecResult
 from benchsmith.sandbox.config import LocalSandboxConfig
 from benchsmith.sandbox.deadline import command_timeout
-from benchsmith.sandbox.env import OFFLINE_ENV, SERVICE_MARKER, sandbox_base_env
+from benchsmith.sandbox.env import SERVICE_MARKER, offline_env, sandbox_base_env
+from benchsmith.sandbox.loopback_proxy import loopback_proxy
 from benchsmith.sandbox.output import INTERRUPT_GRACE_S, read_capped
 from benchsmith.sandbox.pythons import host_pythons, version_key
 from benchsmith.sandbox.tools import scratch_dir, uv_binary
@@ -64,7 +65,7 @@ class LocalSandbox:
             "[init]\n\tdefaultBranch = main\n"
         )
         self._python: str | None = None
-        self._offline = False  # set_network(False): commands get OFFLINE_ENV
+        self._offline = False  # set_network(False): commands get offline_env()
         self._counter = 0
         self._closed = False
         self._running: subprocess.Popen[bytes] | None = None
@@ -116,8 +117,8 @@ class LocalSandbox:
 
     def set_network(self, enabled: bool) -> bool:
         """Commands run on the host, with the host's network: it cannot be taken away (False).
-        Without it, later commands get :data:`~benchsmith.sandbox.env.OFFLINE_ENV`: package
-        managers, proxies and model hubs pointed at nothing."""
+        Without it, later commands get :func:`~benchsmith.sandbox.env.offline_env`: package
+        managers and model hubs pointed at nothing, proxies at one that reaches loopback only."""
         self._offline = not enabled
         return enabled
 
@@ -168,7 +169,7 @@ class LocalSandbox:
             env["VIRTUAL_ENV"] = str(self.venv)
         env["PATH"] = os.pathsep.join(path)
         env.update(self.config.env)
-        env.update(OFFLINE_ENV if self._offline else {})
+        env.update(offline_env(loopback_proxy()) if self._offline else {})
         env.update(extra or {})
         env[_MARKER] = str(self.root)  # every process a command starts inherits it
         return env

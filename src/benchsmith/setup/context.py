@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchsmith.harness.checkout import missing_files, missing_submodules
+from benchsmith.harness.checkout import missing_files, missing_submodules, submodule_paths
+from benchsmith.harness.submodule_sources import provided_submodules
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.sources.ci import read_other_ci
 from benchsmith.setup.sources.collector import Collector
@@ -66,5 +67,6 @@ def gather_context(repo_dir: Path) -> RepoContext:
         read(collector)
     collector.ctx.repo_root = str(repo_dir)
     collector.ctx.missing_submodules = missing_submodules(repo_dir)
+    collector.ctx.provided_submodules = provided_submodules(repo_dir, submodule_paths(repo_dir))
     collector.ctx.missing_files = missing_files(repo_dir)
     return collector.ctx

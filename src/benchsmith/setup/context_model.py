@@ -21,6 +21,8 @@ class RepoContext(BaseModel):
 
     repo_root: str = ""  # host path of the checkout the context was read from
     missing_submodules: list[str] = Field(default_factory=list)  # declared, but not checked out
+    # not checked out, but provided from the package index: path -> "name==version"
+    provided_submodules: dict[str, str] = Field(default_factory=dict)
     missing_files: list[str] = Field(default_factory=list)  # tracked, but not in the source's objects
     root_files: list[str] = Field(default_factory=list)
     root_dirs: list[str] = Field(default_factory=list)

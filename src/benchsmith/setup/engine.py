@@ -149,6 +149,7 @@ class SetupEngine:
                              backend=self.options.sandbox.type, benchsmith_version=__version__,
                              provenance=self.provenance(),
                              missing_submodules=getattr(context, "missing_submodules", []),
+                             provided_submodules=getattr(context, "provided_submodules", {}),
                              missing_files=getattr(context, "missing_files", []),
                              focus=list(focus or []))
         origin, plan = candidates.pop(0)

@@ -98,6 +98,8 @@ class SetupRecord(BaseModel):
     tests_offline: bool = False  # the validating tests ran without network access
     network: dict[str, str] = Field(default_factory=dict)  # phase -> the network it had
     missing_submodules: list[str] = Field(default_factory=list)  # could not be checked out
+    # could not be checked out, provided from the package index: path -> "name==version"
+    provided_submodules: dict[str, str] = Field(default_factory=dict)
     missing_files: list[str] = Field(default_factory=list)  # tracked files the source lacks
     # of the round reported: test modules that did not import, failing tests by error
     collection_errors: list[str] = Field(default_factory=list)

@@ -151,7 +151,10 @@ def _current(client: Any, name: str) -> bool:
 
 
 def _obtain(client: Any, python: str, name: str, say: Progress, nocache: bool) -> BaseImageResult:
-    """Build `name` on a pulled python:X-slim, else on the debootstrapped rootfs."""
+    """Build `name` on a pulled python:X-slim, else on the debootstrapped rootfs (2.7: on a
+    Python 3's base image, :mod:`.python2`)."""
+    if version_key(python) < (3, 0):
+        return _obtain_python2(client, name, say, nocache)
     started = time.monotonic()
     pulled, pull_note = _pull_slim(client, python, say)
     if pulled:
@@ -169,6 +172,20 @@ def _obtain(client: Any, python: str, name: str, say: Progress, nocache: bool) -
     return BaseImageResult(name=name, how="built", detail=(
         f"{ROOTFS_IMAGE} + host {prefix} + uv; {rootfs_note}; image built in "
         f"{time.monotonic() - build_started:.1f} s ({pull_note})"))
+
+
+def _obtain_python2(client: Any, name: str, say: Progress, nocache: bool) -> BaseImageResult:
+    from benchsmith.sandbox.docker.python2 import build_python2_base, helper_python
+
+    available = sorted(set(buildable_pythons()) | set(built_base_images(client)), key=version_key)
+    helper = helper_python(available)
+    if helper is None:
+        raise BenchsmithError("no base image for Python 2.7: it is built on a Python 3.7-3.11 "
+                              f"base image, and none can be had (have: {', '.join(available)})")
+    helper_image = ensure_base_image(client, helper, progress=say).name
+    say(f"building {name} locally on {helper_image}")
+    detail = build_python2_base(client, name, nocache, helper_image, _build)
+    return BaseImageResult(name=name, how="built", detail=detail)
 
 
 def _describe(client: Any, name: str) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchsmith.core import BenchsmithError, ExecResult
+from benchsmith.sandbox.dated_index import reachable_from
 from benchsmith.sandbox.deadline import command_timeout
 from benchsmith.sandbox.docker.base import (
     BASE_LAYOUT,
@@ -51,6 +52,7 @@ from benchsmith.sandbox.docker.files import (
     tar_host_path,
     untar_file,
 )
+from benchsmith.sandbox.docker.python2 import venv_command, with_python2
 from benchsmith.sandbox.env import ALLOWED_ENV, FIXED_ENV
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.sandbox.tools import CA_ENV_VARS, uv_binary
@@ -209,7 +211,7 @@ class DockerSandbox:
             if self._image_pythons is None:
                 self._image_pythons = image_pythons(self.client, self.config.base_image)
             return self._image_pythons
-        versions = set(buildable_pythons()) | set(built_base_images(self.client))
+        versions = with_python2(set(buildable_pythons()) | set(built_base_images(self.client)))
         return {v: f"/usr/local/bin/python{v}" for v in sorted(versions, key=version_key)}
 
     def setup_python(self, version: str) -> str:
@@ -226,9 +228,10 @@ class DockerSandbox:
         self._venv_ready = False
         # the interpreter's real path as the venv's home: from a symlinked home, Python looks
         # for its standard library above it and takes Debian's once a package pulls python3 in
-        result = self.exec(f"rm -rf {VENV} && uv venv --quiet --python "
-                           f"\"$(readlink -f {interpreter})\" {VENV}",
-                           cwd="/work", timeout=300, use_venv=False)
+        create = (venv_command(interpreter, VENV) if version_key(version) < (3, 0)
+                  else f"uv venv --quiet --python \"$(readlink -f {interpreter})\" {VENV}")
+        result = self.exec(f"rm -rf {VENV} && {create}", cwd="/work", timeout=300,
+                           use_venv=False)
         if not result.ok:
             raise BenchsmithError(f"creating a Python {version} virtualenv in "
                                   f"{base_image_name(version)} failed: {result.output.strip()[-300:]}")
@@ -289,7 +292,17 @@ class DockerSandbox:
             env["VIRTUAL_ENV"] = VENV
         env.update(self.config.env)
         env.update(extra or {})
-        return env
+        gateway = self._gateway() if "PIP_INDEX_URL" in env else None
+        return reachable_from(env, gateway) if gateway else env
+
+    def _gateway(self) -> str | None:
+        """The address of this machine on the container's network (None: not connected, or
+        the host's own network, where loopback is the host's)."""
+        if self.container_id is None or self.config.network_mode == "host":
+            return None
+        networks = self.client.api.inspect_container(self.container_id)["NetworkSettings"][
+            "Networks"] or {}
+        return next((n["Gateway"] for n in networks.values() if n.get("Gateway")), None)
 
     def exec(self, command: str, *, cwd: str | None = None, env: dict[str, str] | None = None,
              timeout: float | None = None, stall_timeout: float | None = None,
