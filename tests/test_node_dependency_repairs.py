@@ -307,3 +307,9 @@ def test_an_install_script_downloading_from_github_is_no_git_dependency() -> Non
     failed = ExecResult(command="yarn install", returncode=1, output=yarn_git)
     assert NodeRepairer().diagnose(_plan(), failed, "install", None).kind == \
         "direct_url_unreachable"
+    # after its retries, yarn classic names the tarball it never wrote
+    yarn_gone = ("error Error: https://codeload.github.com/someone/leftpad-fork/tar.gz/1c15d0db: "
+                 "ENOENT: no such file or directory, open '/cache/.tmp/.yarn-tarball.tgz'\n")
+    failed = ExecResult(command="yarn install", returncode=1, output=yarn_gone)
+    assert NodeRepairer().diagnose(_plan(), failed, "install", None).kind == \
+        "direct_url_unreachable"

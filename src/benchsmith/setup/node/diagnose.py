@@ -62,11 +62,12 @@ _LOCK_UNREADABLE = re.compile(
     r"yarn\.lock[^\n]*(?:Unknown token|Invalid value type)", re.IGNORECASE)
 
 # a git or GitHub source the install could not reach: npm's ls-remote and codeload requests,
-# yarn's retries ending in ENOTFOUND codeload.github.com, ssh, pnpm's git fetches (not an
-# install script downloading a release asset from github.com)
+# yarn's retries ending in ENOTFOUND codeload.github.com or in the tarball it never wrote, ssh,
+# pnpm's git fetches (not an install script downloading a release asset from github.com)
 _GIT_HOSTS = r"(?:codeload\.github\.com|github\.com|gitlab\.com|bitbucket\.org)"
 _GIT_FETCH = re.compile(rf"git[^\n]*ls-remote[^\n]*{_GIT_HOSTS}|request to https://{_GIT_HOSTS}"
                         rf"\S* failed|(?:ENOTFOUND|EAI_AGAIN) codeload\.github\.com|"
+                        r"Error: https://codeload\.github\.com/\S+?: |"
                         rf"Could not resolve hostname {_GIT_HOSTS}|"
                         rf"git clone[^\n]*{_GIT_HOSTS}[^\n]*|ERR_PNPM_(?:GIT|FETCH)\w*[^\n]*{_GIT_HOSTS}")
 _GIT_URL = re.compile(rf"(?:ssh://git@|git\+?\w*://|https://)(?:[\w.-]+@)?{_GIT_HOSTS}[/:]"
