@@ -39,8 +39,11 @@ count() { n=0; key=$1; shift; for f in "$@"; do [ -r "$f" ] || continue
   while read -r k v; do [ "$k" = "$key" ] && n=$((n + v)); done < "$f"; done; }
 oom() { count oom_kill /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; }
 forks() { count max /sys/fs/cgroup/pids.events /sys/fs/cgroup/pids/pids.events; }
-kill_all() { for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-  pkill -KILL -s "$1" 2>/dev/null; kill -KILL -- "-$1" 2>/dev/null; pgrep -s "$1" >/dev/null 2>&1 || break; done; }
+# stop the group first (a stopped process forks no more), then kill; `kill -0` asks whether any
+# is left without forking, which pgrep at the process limit could not do
+kill_all() { i=0; while [ $i -lt 50 ]; do i=$((i + 1))
+  kill -STOP -- "-$1" 2>/dev/null; kill -KILL -- "-$1" 2>/dev/null; pkill -KILL -s "$1" 2>/dev/null
+  kill -0 -- "-$1" 2>/dev/null || break; done; }
 oom; oom0=$n; forks; forks0=$n
 before=" $(ls /proc | grep -E '^[0-9]+$' | tr '\n' ' ') "
 watcher=""
@@ -99,8 +102,9 @@ if [ "$2" -gt 0 ]; then
   pkill -INT -s "$sid" 2>/dev/null
   for i in $(seq $(($2 * 10))); do pgrep -s "$sid" >/dev/null || break; sleep 0.1; done
 fi
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do  # a fork bomb forks on
-  pkill -KILL -s "$sid" 2>/dev/null; kill -KILL -- "-$sid" 2>/dev/null; pgrep -s "$sid" >/dev/null 2>&1 || break
+i=0; while [ $i -lt 50 ]; do  # a fork bomb forks on: stop the group, kill it, ask without forking
+  kill -STOP -- "-$sid" 2>/dev/null; kill -KILL -- "-$sid" 2>/dev/null; pkill -KILL -s "$sid" 2>/dev/null
+  kill -0 -- "-$sid" 2>/dev/null || break; i=$((i + 1))
 done; exit 0
 """
 _GRACE_S = 30
