@@ -200,7 +200,7 @@ def mine_conflicts_command(
     network: NetworkOpt = "bridge", cpus: CpusOpt = 2.0, memory: MemoryOpt = "4g",
     ca_bundle: CaOpt = None,
 ) -> None:
-    """Dependency-conflict tasks from repository history (--from-git; --github is not done yet)."""
+    """Dependency-conflict tasks from repository history (from git history, --from-git; the GitHub API is not supported)."""
     from benchsmith.harness.checkout import resolve_source
     from benchsmith.setupbench.conflicts import check_repo, find_conflict_fixes, verify_conflicts
 
