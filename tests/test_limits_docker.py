@@ -34,7 +34,7 @@ def processes(box: DockerSandbox) -> int:
              "'$1 != 1 && $1 != me && $1 != wrapper' | wc -l")
     seen = [-1]
     for _ in range(20):
-        last = (box.exec(count).output.strip().splitlines() or ["-1"])[-1]
+        last = (box.exec(count, timeout=60).output.strip().splitlines() or ["-1"])[-1]
         seen.append(int(last) if last.isdigit() else -1)  # "fork: retry" lines: not yet
         if seen[-1] >= 0 and seen[-1] == seen[-2]:
             break

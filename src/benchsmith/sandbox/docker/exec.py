@@ -42,8 +42,8 @@ forks() { count max /sys/fs/cgroup/pids.events /sys/fs/cgroup/pids/pids.events; 
 # stop the group first (a stopped process forks no more), then kill; `kill -0` asks whether any
 # is left without forking, which pgrep at the process limit could not do
 kill_all() { i=0; while [ $i -lt 50 ]; do i=$((i + 1))
-  kill -STOP -- "-$1" 2>/dev/null; kill -KILL -- "-$1" 2>/dev/null; pkill -KILL -s "$1" 2>/dev/null
-  kill -0 -- "-$1" 2>/dev/null || break; done; }
+  kill -STOP -- "-$1" 2>/dev/null; kill -KILL -- "-$1" 2>/dev/null
+  kill -0 -- "-$1" 2>/dev/null || break; pkill -KILL -s "$1" 2>/dev/null; done; }
 oom; oom0=$n; forks; forks0=$n
 before=" $(ls /proc | grep -E '^[0-9]+$' | tr '\n' ' ') "
 watcher=""
@@ -67,9 +67,10 @@ fi
   benchsmith "$@"; } 2>/dev/null
 rc=$?
 # the watcher and its children (one may still be retrying a fork the process limit refused)
-if [ -n "$watcher" ]; then pkill -KILL -P "$watcher" 2>/dev/null; kill -KILL "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null; fi
-sid=$(cat "$1" 2>/dev/null)
+# the session first, with builtins only: at the process limit nothing can be forked
+sid=""; [ -s "$1" ] && read -r sid < "$1"
 if [ -n "$sid" ]; then kill_all "$sid"; fi
+if [ -n "$watcher" ]; then pkill -KILL -P "$watcher" 2>/dev/null; kill -KILL "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null; fi
 stalled=0; disk=0  # the disk limit is watched, and reported, from outside (run_command)
 if [ -f "$1.stalled" ]; then stalled=1; rm -f "$1.stalled"; fi
 left=""
@@ -97,14 +98,14 @@ if [ "$size" -le "$4" ]; then cat "$2"; else head -c "$5" "$2"; tail -c "$(($4 -
 # $1 pid file, $2 seconds the session gets to end after SIGINT (0: killed at once). The pid
 # file may not be written yet when a very short timeout expires.
 _KILL = r"""for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$1" ] && break; sleep 0.1; done
-sid=$(cat "$1" 2>/dev/null) || exit 0
+sid=""; [ -s "$1" ] && read -r sid < "$1"; [ -n "$sid" ] || exit 0
 if [ "$2" -gt 0 ]; then
   pkill -INT -s "$sid" 2>/dev/null
   for i in $(seq $(($2 * 10))); do pgrep -s "$sid" >/dev/null || break; sleep 0.1; done
 fi
 i=0; while [ $i -lt 50 ]; do  # a fork bomb forks on: stop the group, kill it, ask without forking
-  kill -STOP -- "-$sid" 2>/dev/null; kill -KILL -- "-$sid" 2>/dev/null; pkill -KILL -s "$sid" 2>/dev/null
-  kill -0 -- "-$sid" 2>/dev/null || break; i=$((i + 1))
+  kill -STOP -- "-$sid" 2>/dev/null; kill -KILL -- "-$sid" 2>/dev/null
+  kill -0 -- "-$sid" 2>/dev/null || break; pkill -KILL -s "$sid" 2>/dev/null; i=$((i + 1))
 done; exit 0
 """
 _GRACE_S = 30
