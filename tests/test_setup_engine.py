@@ -481,10 +481,11 @@ def test_submodules_are_checked_out_and_missing_ones_recorded(make_repo, tmp_pat
 
     gone = make_repo("gonesub", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
                                  "tests/test_calc.py": CALC_TESTS,
-                                 ".gitmodules": '[submodule "ext"]\n\tpath = ext/lib\n'
-                                                "\turl = https://git.example.invalid/ext/lib.git\n"})
+                                 # a name no project on the package index has: nothing provides it
+                                 ".gitmodules": '[submodule "ext"]\n\tpath = ext/calc-vendored-tables\n'
+                                                "\turl = https://git.example.invalid/ext/calc-vendored-tables.git\n"})
     record = engine(tmp_path).setup(str(gone.path), on_date=PIN_DATE)
-    assert record.status == "validated" and record.missing_submodules == ["ext/lib"]
+    assert record.status == "validated" and record.missing_submodules == ["ext/calc-vendored-tables"]
 
 
 def test_an_install_set_that_cannot_be_repaired_gives_way_to_the_next_alternative(make_repo, tmp_path: Path) -> None:
