@@ -226,10 +226,12 @@ class DockerSandbox:
         elif self.python != version and not self.config.base_image:
             self._move_to(version)
         self._venv_ready = False
-        # the interpreter's real path as the venv's home: from a symlinked home, Python looks
-        # for its standard library above it and takes Debian's once a package pulls python3 in
+        # the interpreter's real path (a bare name looked up on PATH) as the venv's home: from a
+        # symlinked home, Python looks for its standard library above it and takes Debian's
+        # once a package pulls python3 in
+        real = f"\"$(readlink -f \"$(command -v {interpreter})\")\""
         create = (venv_command(interpreter, VENV) if version_key(version) < (3, 0)
-                  else f"uv venv --quiet --python \"$(readlink -f {interpreter})\" {VENV}")
+                  else f"uv venv --quiet --python {real} {VENV}")
         result = self.exec(f"rm -rf {VENV} && {create}", cwd="/work", timeout=300,
                            use_venv=False)
         if not result.ok:
