@@ -96,3 +96,19 @@ def _docker_engine_available(request: pytest.FixtureRequest) -> None:
     """A Docker test fails with one clear line when no engine could be had."""
     if request.node.get_closest_marker("docker") and _engine.get("problem"):
         pytest.fail(f"Docker engine unavailable: {_engine['problem']}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def node_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of Node builds and managers for the whole test run."""
+    return tmp_path_factory.mktemp("node-cache")
+
+
+@pytest.fixture
+def shared_node(node_cache: Path) -> None:
+    """Node builds and managers fetched once per run: each test's own cache links them."""
+    cache = Path(os.environ["BENCHSMITH_CACHE"])
+    cache.mkdir(parents=True, exist_ok=True)
+    for name in ("node", "npm-packages"):
+        (node_cache / name).mkdir(exist_ok=True)
+        (cache / name).symlink_to(node_cache / name)

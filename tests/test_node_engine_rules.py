@@ -36,21 +36,6 @@ test('subtracts', () => { assert.strictEqual(3 - 1, 1); });
 """
 
 
-@pytest.fixture(scope="session")
-def node_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("node-builds")
-
-
-@pytest.fixture
-def shared_node(node_cache: Path) -> None:
-    """Node builds and managers fetched once per session (each test's cache links them)."""
-    cache = Path(os.environ["BENCHSMITH_CACHE"])
-    cache.mkdir(parents=True, exist_ok=True)
-    for name in ("node", "npm-packages"):
-        (node_cache / name).mkdir(exist_ok=True)
-        (cache / name).symlink_to(node_cache / name)
-
-
 def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> ExecResult:
     done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)

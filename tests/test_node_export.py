@@ -19,7 +19,6 @@ from benchsmith.parsing.node_reports import parse_node_report
 from .conftest import RepoBuilder
 from .test_mining_e2e import merge_pr
 from .test_node_instances import _cli
-from .test_node_setup import node_cache, shared_node  # noqa: F401 (one Node per session)
 
 REPO = "fixture/mono"
 UNITS = """const ms = require('ms');

@@ -18,7 +18,6 @@ from benchsmith.instance import TaskInstance
 
 from .conftest import RepoBuilder
 from .test_mining_e2e import merge_pr
-from .test_node_setup import node_cache, shared_node  # noqa: F401 (one Node per session)
 
 REPO = "fixture/slugs"
 SLUG = """function slug(text) {{

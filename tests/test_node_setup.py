@@ -39,21 +39,6 @@ BDD = """describe('math', () => {{
 """
 
 
-@pytest.fixture(scope="session")
-def node_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One cache of Node builds and managers for the session (each test's own cache links it)."""
-    return tmp_path_factory.mktemp("node-cache")
-
-
-@pytest.fixture
-def shared_node(node_cache: Path) -> None:
-    cache = Path(os.environ["BENCHSMITH_CACHE"])
-    cache.mkdir(parents=True, exist_ok=True)
-    for name in ("node", "npm-packages"):
-        (node_cache / name).mkdir(exist_ok=True)
-        (cache / name).symlink_to(node_cache / name)
-
-
 def _repo(root: Path, package: dict[str, Any], files: dict[str, str]) -> RepoBuilder:
     repo = RepoBuilder(root)
     for name, text in {"package.json": json.dumps(package, indent=2), ".nvmrc": "18\n",
@@ -149,6 +134,19 @@ def test_node_test_project_without_dependencies(tmp_path: Path, shared_node: Non
                               "test/math.test.js::math > compares": "PASSED"}
 
 
+def _number_project(root: Path) -> RepoBuilder:
+    """A project whose node:test suite uses one small registry package (is-number)."""
+    return _repo(root, {"name": root.name, "version": "1.0.0", "scripts": {"test": "node --test"},
+                        "dependencies": {"is-number": "7.0.0"}},
+                 {"test/number.test.js": NODE_TEST.format(
+                     imports="const isNumber = require('is-number');", name="number",
+                     value="isNumber(5)")})
+
+
+NUMBER_TESTS = {"test/number.test.js::number > adds": "PASSED",
+                "test/number.test.js::number > compares": "PASSED"}
+
+
 def _manager(tmp_path: Path, package: str, version: str, bin_path: str) -> list[str]:
     directory = fetch_package(package, version, tmp_path / "managers")
     return ["node", str(directory / bin_path)]
@@ -160,11 +158,7 @@ def _manager(tmp_path: Path, package: str, version: str, bin_path: str) -> list[
     ("pnpm", "pnpm-lock.yaml", "pnpm install --frozen-lockfile")])
 def test_yarn_and_pnpm_projects_with_their_lockfiles(tmp_path: Path, shared_node: None,
                                                      manager: str, lockfile: str, frozen: str) -> None:
-    repo = _repo(tmp_path / f"{manager}proj", {
-        "name": f"{manager}proj", "version": "1.0.0", "scripts": {"test": "node --test"},
-        "dependencies": {"is-number": "7.0.0"}},
-        {"test/number.test.js": NODE_TEST.format(imports="const isNumber = require('is-number');",
-                                                 name="number", value="isNumber(5)")})
+    repo = _number_project(tmp_path / f"{manager}proj")
     tool = (_manager(tmp_path, "yarn", "1.22.19", "bin/yarn.js") + ["install", "--ignore-scripts"]
             if manager == "yarn" else
             _manager(tmp_path, "pnpm", "8.6.0", "bin/pnpm.cjs") + ["install", "--lockfile-only"])
@@ -174,8 +168,7 @@ def test_yarn_and_pnpm_projects_with_their_lockfiles(tmp_path: Path, shared_node
     node = record["node"]
     assert (node["manager"], node["dating"], node["lockfile"]) == (manager, "lockfile", lockfile)
     assert record["install"] == [frozen]
-    assert _tests(record) == {"test/number.test.js::number > adds": "PASSED",
-                              "test/number.test.js::number > compares": "PASSED"}
+    assert _tests(record) == NUMBER_TESTS
 
 
 @pytest.mark.slow
@@ -213,11 +206,7 @@ def test_a_lockfile_written_by_an_old_npm_is_installed_by_that_npm(tmp_path: Pat
                                                                   shared_node: None) -> None:
     """A version-1 package-lock (npm 5 and 6) is installed frozen by npm 6, not by the npm the
     Node line ships with."""
-    repo = _repo(tmp_path / "oldlock", {
-        "name": "oldlock", "version": "1.0.0", "scripts": {"test": "node --test"},
-        "dependencies": {"is-number": "7.0.0"}},
-        {"test/number.test.js": NODE_TEST.format(imports="const isNumber = require('is-number');",
-                                                 name="number", value="isNumber(5)")})
+    repo = _number_project(tmp_path / "oldlock")
     _lock_with(repo.path, _manager(tmp_path, "npm", "6.14.18", "bin/npm-cli.js")
                + ["install", "--package-lock-only"])
     assert json.loads((repo.path / "package-lock.json").read_text())["lockfileVersion"] == 1
@@ -226,26 +215,20 @@ def test_a_lockfile_written_by_an_old_npm_is_installed_by_that_npm(tmp_path: Pat
     node = record["node"]
     assert (node["manager"], node["dating"], node["lockfile"]) == ("npm", "lockfile", "package-lock.json")
     assert node["manager_version"].startswith("6.") and record["install"] == ["npm ci"]
-    assert _tests(record) == {"test/number.test.js::number > adds": "PASSED",
-                              "test/number.test.js::number > compares": "PASSED"}
+    assert _tests(record) == NUMBER_TESTS
 
 
 @pytest.mark.slow
 @pytest.mark.docker
 def test_a_yarn_project_with_its_lockfile_on_docker(tmp_path: Path, shared_node: None) -> None:
-    repo = _repo(tmp_path / "yarnproj", {
-        "name": "yarnproj", "version": "1.0.0", "scripts": {"test": "node --test"},
-        "dependencies": {"is-number": "7.0.0"}},
-        {"test/number.test.js": NODE_TEST.format(imports="const isNumber = require('is-number');",
-                                                 name="number", value="isNumber(5)")})
+    repo = _number_project(tmp_path / "yarnproj")
     _lock_with(repo.path, _manager(tmp_path, "yarn", "1.22.19", "bin/yarn.js")
                + ["install", "--ignore-scripts"])
     repo.commit({}, "initial", date=DATE)
     record = _setup(repo.path, tmp_path / "setup.json", "--backend", "docker")
     assert record["backend"] == "docker" and record["install"] == ["yarn install --frozen-lockfile"]
     assert record["node"]["manager"] == "yarn" and record["tests_offline"]
-    assert _tests(record) == {"test/number.test.js::number > adds": "PASSED",
-                              "test/number.test.js::number > compares": "PASSED"}
+    assert _tests(record) == NUMBER_TESTS
 
 
 def test_a_node_build_the_registry_lacks_gives_way_to_the_newest_earlier_one_of_its_line() -> None:

@@ -10,9 +10,8 @@ import io
 import json
 import subprocess
 import tarfile
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from benchsmith.harness.submodule_sources import MARKER
 from benchsmith.sandbox import LocalSandboxConfig
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.options import SetupOptions
+from benchsmith.testing.loopback import LoopbackServer
 
 HELPER = "boothelpers"
 SETUP = f"""import os
@@ -94,17 +94,16 @@ class _Index(BaseHTTPRequestHandler):
         pass
 
 
+class _IndexServer(LoopbackServer):
+    def __init__(self) -> None:
+        self._serve(_Index)
+
+
 @pytest.fixture
 def index(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Index)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/simple"
-    monkeypatch.setenv("BENCHSMITH_INDEX_UPSTREAM", url)
-    try:
-        yield url
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _IndexServer() as server:
+        monkeypatch.setenv("BENCHSMITH_INDEX_UPSTREAM", f"{server.url}/simple")
+        yield f"{server.url}/simple"
 
 
 def _repo_with_submodule(make_repo: Any) -> Path:
