@@ -125,10 +125,14 @@ def test_npm_project_without_a_lockfile_and_mocha(tmp_path: Path, shared_node: N
 
 @pytest.mark.slow
 def test_node_test_project_without_dependencies(tmp_path: Path, shared_node: None) -> None:
+    # a submodule whose host is out of reach is named in the record, as for a Python project
     repo = _repo(tmp_path / "plain", {"name": "plain", "scripts": {"test": "node --test"}},
-                 {"test/math.test.js": NODE_TEST.format(imports="", name="math", value="3")})
+                 {"test/math.test.js": NODE_TEST.format(imports="", name="math", value="3"),
+                  ".gitmodules": '[submodule "spec/shared"]\n\tpath = spec/shared\n'
+                                 "\turl = https://git.example.invalid/plain/shared-spec.git\n"})
     repo.commit({}, "initial", date=DATE)
     record = _setup(repo.path, tmp_path / "setup.json")
+    assert record["missing_submodules"] == ["spec/shared"]
     assert record["node"]["tests"]["report_format"] == "tap-files"
     assert _tests(record) == {"test/math.test.js::math > adds": "PASSED",
                               "test/math.test.js::math > compares": "PASSED"}

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchsmith.harness.checkout import materialize, resolve
+from benchsmith.harness.checkout import materialize, missing_submodules, resolve
 from benchsmith.harness.submodule_sources import MARKER
 from benchsmith.sandbox import LocalSandboxConfig
 from benchsmith.setup.engine import SetupEngine
@@ -106,12 +106,12 @@ def index(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield f"{server.url}/simple"
 
 
-def _repo_with_submodule(make_repo: Any) -> Path:
+def _repo_with_submodule(make_repo: Any, url: str = f"http://127.0.0.1:9/fixture/{HELPER}.git") -> Path:
     repo = make_repo("booted", {"setup.py": SETUP, "pyproject.toml": PYPROJECT,
                                 "booted.py": "def answer():\n    return 42\n",
                                 "tests/test_booted.py": TESTS})
     path = repo.path
-    for key, value in (("path", HELPER), ("url", f"http://127.0.0.1:9/fixture/{HELPER}.git")):
+    for key, value in (("path", HELPER), ("url", url)):
         subprocess.run(["git", "config", "-f", ".gitmodules", f"submodule.{HELPER}.{key}", value],
                        cwd=path, check=True)
     subprocess.run(["git", "update-index", "--add", "--cacheinfo",
@@ -129,6 +129,14 @@ def test_a_missing_submodule_is_unpacked_from_the_release_of_the_date(
     assert (dest / HELPER / MARKER).read_text().strip() == f"{HELPER}==1.1"
     assert "3.1" in (dest / HELPER / HELPER / "__init__.py").read_text()
     assert (dest / HELPER / "setup.py").is_file()
+
+
+def test_a_missing_submodule_from_a_repository_of_another_name_is_left_empty(
+        make_repo: Any, index: str, tmp_path: Path) -> None:
+    # the directory is named like the index's project, but the URL says it holds something else
+    path = _repo_with_submodule(make_repo, url="git@example.invalid:acme/site-fixtures.git")
+    dest = materialize(resolve(str(path), on_date="2023-06-01"), tmp_path / "checkout")
+    assert not (dest / HELPER / MARKER).exists() and missing_submodules(dest) == [HELPER]
 
 
 @pytest.mark.slow

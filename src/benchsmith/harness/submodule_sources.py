@@ -3,7 +3,8 @@
 A project may keep a helper package it bootstraps its own setup with as a git submodule, on a
 host that cannot be reached (a setup.py that runs ``git submodule update`` and then imports the
 package from the submodule's directory). When the missing submodule's directory is named like a
-project on the package index, the newest source distribution of that project uploaded by the
+project on the package index, and its URL names a repository of that name too (a submodule
+``lib`` from ``.../acme/lib-tools.git`` is no project ``lib``), the newest source distribution of that project uploaded by the
 checkout's date (or by the commit that last moved the submodule's pointer, if earlier) is
 unpacked into the directory, provided it holds a Python package of the
 directory's name (the submodule's own layout: ``setup.py`` beside ``<name>/__init__.py``). A
@@ -85,9 +86,12 @@ def provide_from_pypi(repo: Path, missing: list[str], until: str) -> dict[str, s
     package of that name on the index by `until`; the provided ones (path -> ``name==version``
     of the file). Anything unreachable or unfit leaves the directory as it was."""
     provided: dict[str, str] = {}
+    urls = _urls(repo)
     with httpx.Client(timeout=60, follow_redirects=True) as client:
         for path in missing:
             package = Path(path).name
+            if _repository_name(urls.get(path, "")) != canonicalize_name(package):
+                continue  # the directory's name alone says nothing about what it holds
             try:
                 entry = newest_sdist(package, _pointer_date(repo, path, until), client)
                 if entry is None:
@@ -116,6 +120,31 @@ def provide_from_pypi(repo: Path, missing: list[str], until: str) -> dict[str, s
             shutil.move(str(staging), target)
             provided[path] = release
     return provided
+
+
+def _urls(repo: Path) -> dict[str, str]:
+    """Each submodule path of `.gitmodules` with its URL."""
+    from benchsmith.harness.checkout import git
+
+    try:
+        listed = git("config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.(path|url)$",
+                     cwd=repo)
+    except BenchsmithError:
+        return {}
+    paths: dict[str, str] = {}
+    urls: dict[str, str] = {}
+    for line in listed.splitlines():
+        key, _, value = line.partition(" ")
+        name, _, field = key.removeprefix("submodule.").rpartition(".")
+        (paths if field == "path" else urls)[name] = value.strip()
+    return {path: urls.get(name, "") for name, path in paths.items()}
+
+
+def _repository_name(url: str) -> str:
+    """The repository a submodule URL names, as a project name (``.../astropy-helpers.git``:
+    ``astropy-helpers``)."""
+    last = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return canonicalize_name(last.removesuffix(".git")) if last else ""
 
 
 def _pointer_date(repo: Path, path: str, until: str) -> str:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, Field
 
+from benchsmith.harness.checkout import missing_files, missing_submodules
 from benchsmith.setup.context_model import Hint
 
 __all__ = ["CiJob", "Lockfile", "NodeContext", "is_node_project", "lockfile_of",
@@ -68,6 +69,8 @@ class NodeContext(BaseModel):
     node_linker: str | None = None  # .yarnrc.yml nodeLinker
     npmrc: dict[str, str] = Field(default_factory=dict)
     sources_read: list[str] = Field(default_factory=list)
+    missing_submodules: list[str] = Field(default_factory=list)  # declared, but not checked out
+    missing_files: list[str] = Field(default_factory=list)  # tracked, but absent from the source
 
     @property
     def node_test_jobs(self) -> list[str]:
@@ -275,6 +278,8 @@ def read_node_context(repo: Path) -> NodeContext:
     for read in (_read_package_json, _read_lockfiles, _read_version_files, _read_workspaces,
                  _read_ci):
         read(repo, ctx)
+    ctx.missing_submodules = missing_submodules(repo)
+    ctx.missing_files = missing_files(repo)
     return ctx
 
 
