@@ -124,6 +124,34 @@ def test_native_build_without_a_build_tool_installs_it(tmp_path: Path, excluded:
     assert repaired is not None and package in repaired[0].apt_packages
 
 
+CONFIGURE = """#!/bin/sh
+# checks in the words of an autoconf-generated configure script
+for program in cc nasm; do
+  printf 'checking for %s... ' "$program"
+  if command -v "$program" >/dev/null; then echo yes; else echo no; missing=$program; fi
+done
+[ -z "$missing" ] || { echo "configure: error: no $missing found" >&2; exit 1; }
+"""
+
+
+def test_a_configure_script_missing_an_assembler_installs_it(tmp_path: Path) -> None:
+    # a dependency builds its library from sources in its install script (its prebuilt
+    # binary cannot be downloaded) and configure stops on a program the system lacks
+    root = _write(tmp_path / "p", {
+        "package.json": {"name": "uses-jpeg", "version": "1.0.0",
+                         "dependencies": {"jpeg-build": "file:./jpeg"}},
+        "jpeg/package.json": {"name": "jpeg-build", "version": "1.0.0",
+                              "scripts": {"install": "sh ./configure"}},
+        "jpeg/configure": CONFIGURE})
+    result = _run([NPM, "install", "--no-audit", "--no-fund"], root,
+                  {"PATH": _path_without(tmp_path, "nasm")})
+    diagnosis = _diagnose(result, "install")
+    assert diagnosis.kind == "system_packages", diagnosis
+    assert diagnosis.facts["apt"] == ["nasm"] and diagnosis.facts["parts"] == ["program nasm"]
+    repaired = NodeRepairer(apt=True).repair(_plan(), diagnosis, None)
+    assert repaired is not None and repaired[0].apt_packages == ["nasm"]
+
+
 @pytest.mark.skipif(shutil.which("pkg-config") is None, reason="needs pkg-config")
 def test_missing_pkg_config_module_installs_its_dev_package(tmp_path: Path) -> None:
     gyp = {"targets": [{"target_name": "hello", "sources": ["hello.cc"],

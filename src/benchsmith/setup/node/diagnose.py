@@ -35,6 +35,9 @@ _GYP_NO_PYTHON = re.compile(r"Could not find any Python installation to use|"
 # node-gyp's own lookup ("not found: make") and make's failure to start the compiler
 _BUILD_TOOL = re.compile(r"Error: not found: ([\w.+-]+)|make(?:\[\d+\])?: ([\w.+-]+): "
                          r"(?:No such file or directory|[Cc]ommand not found)")
+# autoconf's checks: a configure run an install script starts (a library built from its
+# sources when its prebuilt binary cannot be downloaded) stops after a program it needs
+_CHECKING = re.compile(r"checking (?:for |whether )?([^\n]*?)\.\.\. ([^\n]*)")
 
 # errors only: npm and yarn also warn about engines (optional dependencies, no engine-strict)
 _ENGINE = re.compile(r"code EBADENGINE|error \S+: The engine \"node\" is incompatible|"
@@ -176,6 +179,8 @@ def _line(text: str, match: re.Match[str]) -> str:
 def _install(out: str) -> Diagnosis | None:
     if _GYP.search(out) and (diagnosis := _native_build(out)):
         return diagnosis
+    if diagnosis := _configure_programs(out):
+        return diagnosis
     if found := _ENGINE.search(out):
         ranges = []
         for json_text, plain in _ENGINE_RANGE.findall(out):
@@ -228,6 +233,18 @@ def _install(out: str) -> Diagnosis | None:
                          reason="the package manager cannot read the lockfile" if unreadable else
                          "the lockfile is out of step with package.json: a frozen install stops")
     return None
+
+
+def _configure_programs(out: str) -> Diagnosis | None:
+    """A configure run that ended on programs it did not find (the last few of its checks)."""
+    last = _CHECKING.findall(out)[-3:]
+    missing = [what for what, answer in last if answer.strip() == "no" and what in TOOL_PACKAGES]
+    if not missing:
+        return None
+    return Diagnosis(category="installation", kind="system_packages", evidence=log_tail(out),
+                     facts={"apt": list(dict.fromkeys(TOOL_PACKAGES[m] for m in missing)),
+                            "parts": [f"program {m}" for m in missing]},
+                     reason=f"a dependency's configure script lacks {', '.join(missing)}")
 
 
 def _native_build(out: str) -> Diagnosis | None:
