@@ -131,9 +131,9 @@ def can_leave_out(run: NodeTestRun) -> bool:
 
 
 def _left_out(run: NodeTestRun) -> str:
-    """The runner's options leaving out the files of `run.crashed`: mocha 4+ `--exclude` (each
-    path also as `./path`, which a spec glob starting with `./` yields), jest's ignore patterns
-    (given on the command line, they replace the configured ones, so node_modules is named)."""
+    """The runner's options leaving out the files of `run.crashed`: mocha's `--exclude` (5.1+;
+    each path also as `./path`, which a spec glob starting with `./` yields), jest's ignore
+    patterns (given on the command line, they replace the configured ones: node_modules named)."""
     if run.runner == "mocha":
         return " ".join(f"--exclude {shlex.quote(p)} --exclude {shlex.quote('./' + p)}"
                         for p in run.crashed)

@@ -78,15 +78,17 @@ def repair_crashed_file(plan: Plan, node: NodePlan, diagnosis: Diagnosis, contex
 
 
 def _excludable(run: Any, context: Any) -> bool:
-    """mocha leaves files out with `--exclude` from mocha 4 on: a declared mocha older than
-    that cannot."""
+    """mocha leaves files out with `--exclude` from mocha 5.1 on: a declared mocha that
+    installs an older one cannot (its test files would have to be listed one by one)."""
     if run.runner != "mocha":
         return True
     declared = {**(getattr(context, "dependencies", None) or {}),
                 **(getattr(context, "dev_dependencies", None) or {})}
-    spec = str(declared.get("mocha", ""))
-    found = re.match(r"^[\^~=v]?\s*(\d+)", spec.strip())
-    return found is None or int(found.group(1)) >= 4
+    found = re.match(r"^\s*([\^~=v]*)\s*(\d+)(?:\.(\d+))?", str(declared.get("mocha", "")))
+    if found is None:
+        return True
+    major, minor = int(found.group(2)), int(found.group(3) or 0)
+    return major > 5 or (major == 5 and (minor >= 1 or found.group(1) == "^"))
 
 
 def _other_test_files(listed: list[str], file: str, crashed: list[str], context: Any) -> list[str]:
