@@ -40,6 +40,9 @@ class NodeTestRun(BaseModel):
     # for runners started once per file (tape, node --test): the files of the whole suite
     test_files: list[str] = Field(default_factory=list)
     browser_env: dict[str, str] = Field(default_factory=dict)  # where a headless browser is
+    # test files a whole-suite run leaves out: a test in each crashed the runner (the plan's
+    # notes say how); a run of given test files runs them as given
+    crashed: list[str] = Field(default_factory=list)
 
 
 class DependencyEdit(BaseModel):

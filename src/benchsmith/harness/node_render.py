@@ -5,6 +5,7 @@ runner writes to a file goes to ``$BENCHSMITH_REPORT``, a path outside the check
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
@@ -15,13 +16,15 @@ from benchsmith.core.node import NodeReportFormat
 from benchsmith.harness.node_hooks import MOCHA_HOOK, UVU_HOOK, UVU_LOADER, UVU_MODULE
 
 __all__ = ["FILE_MARKER", "MOCHA_REPORTER", "PATH_PREFIX", "REPORT_ENV", "REPORT_FILE_FORMATS",
-           "VALUE_OPTIONS", "NodeTestCommand", "positionals", "render_build_commands",
+           "VALUE_OPTIONS", "NodeTestCommand", "can_leave_out", "positionals", "render_build_commands",
            "render_test_command"]
 
 REPORT_ENV = "BENCHSMITH_REPORT"
 # Formats the runner writes to the report file; the others are read from the command's output.
 REPORT_FILE_FORMATS: frozenset[str] = frozenset({"jest-json", "mocha-json", "junit", "uvu-files",
                                                  "script"})
+# Runners started once per file, on the plan's `test_files` when the checkout holds them.
+_PER_FILE = frozenset({"tape", "node", "uvu"})
 # The marker a per-file loop prints before each file's TAP stream (parsing/tap.py reads it).
 FILE_MARKER = "# benchsmith-file: "
 # Binaries a project installs are found the way npm's scripts find them.
@@ -122,6 +125,24 @@ def positionals(runner: str, args: Sequence[str]) -> list[str]:
     return found
 
 
+def can_leave_out(run: NodeTestRun) -> bool:
+    """Whether a whole-suite run of `run` can leave a test file out (its `crashed`)."""
+    return run.runner in {"mocha", "jest"} or (run.runner in _PER_FILE and bool(run.test_files))
+
+
+def _left_out(run: NodeTestRun) -> str:
+    """The runner's options leaving out the files of `run.crashed`: mocha's `--exclude` (5.1+;
+    each path also as `./path`, which a spec glob starting with `./` yields), jest's ignore
+    patterns (given on the command line, they replace the configured ones: node_modules named)."""
+    if run.runner == "mocha":
+        return " ".join(f"--exclude {shlex.quote(p)} --exclude {shlex.quote('./' + p)}"
+                        for p in run.crashed)
+    if run.runner == "jest" and run.crashed:
+        patterns = ["/node_modules/", *(f"/{re.escape(p)}$" for p in run.crashed)]
+        return " ".join(shlex.quote(f"--testPathIgnorePatterns={p}") for p in patterns)
+    return ""
+
+
 def heap_env(node: NodePlan) -> dict[str, str]:
     """The variables that give node the heap a repair chose (none when no repair did)."""
     return {"NODE_OPTIONS": f"--max-old-space-size={node.memory_mb}"} if node.memory_mb else {}
@@ -144,19 +165,22 @@ def render_test_command(run: NodeTestRun, test_files: Sequence[str] = ()) -> Nod
     prefix = " ".join([PATH_PREFIX, *(f"{key}={shlex.quote(value)}" for key, value in env.items())])
     start = shlex.join(run.command)
     quoted = shlex.join(args)
+    left_out = "" if focused else _left_out(run)
     if runner == "jest":
         tail = "--ci --watchAll=false --json " + f"--outputFile={_REPORT}"
-        body = _line(start, quoted, tail, "--runTestsByPath " + shlex.join(focused) if focused else "")
+        body = _line(start, quoted, left_out, tail,
+                     "--runTestsByPath " + shlex.join(focused) if focused else "")
     elif runner == "vitest":
         body = _line(start, quoted, f"--reporter=json --outputFile={_REPORT}", shlex.join(focused))
     elif runner == "mocha":
         reporter = f'"${REPORT_ENV}.reporter.cjs"'
         write = f"printf '%s' {shlex.quote(MOCHA_REPORTER)} > {reporter} &&"
-        body = _line(write, prefix, start, quoted, f"--reporter {reporter}", shlex.join(focused))
+        body = _line(write, prefix, start, quoted, left_out, f"--reporter {reporter}",
+                     shlex.join(focused))
         return NodeTestCommand(command=_line(_REPORT_DEFAULT, body), report_format=run.report_format,
                                report_file=True)
     elif runner in {"tape", "node"}:
-        selected = focused or run.test_files
+        selected = focused or [f for f in run.test_files if f not in run.crashed]
         options = shlex.join(_without(args, set(positionals(runner, args)), VALUE_OPTIONS[runner]))
         reporter = " --test-reporter=tap" if runner == "node" else ""
         sources = shlex.join(selected) if selected else _found_at_run_time(run)
@@ -207,7 +231,7 @@ def _script(run: NodeTestRun, prefix: str, start: str, quoted: str) -> str:
 def _uvu(run: NodeTestRun, prefix: str, args: Sequence[str], focused: Sequence[str]) -> str:
     """Each uvu test file run by node with the hooks that report its tests (uvu's own console
     names only the failures)."""
-    files = focused or run.test_files
+    files = focused or [f for f in run.test_files if f not in run.crashed]
     requires = [word for option, value in zip(args, args[1:], strict=False) if option in {"-r", "--require"}
                 for word in ("-r", value)]
     base = f"${{{REPORT_ENV}}}.benchsmith-uvu"

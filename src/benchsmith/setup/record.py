@@ -90,7 +90,9 @@ class SetupRecord(BaseModel):
     provenance: Provenance | None = None
     input: str | None = None  # the setup-batch line this record answers
     hung: list[str] = Field(default_factory=list)  # tests left out because they hung
-    crashed: list[str] = Field(default_factory=list)  # of `hung`: killed the test process
+    # of `hung`: killed the test process; Node: test files left out, a test in each crashed the
+    # runner (the plan's notes say which error)
+    crashed: list[str] = Field(default_factory=list)
     # validated on these test files only (a dataset's own tests, `prepare`); empty: the suite
     focus: list[str] = Field(default_factory=list)
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
@@ -115,6 +117,8 @@ class SetupRecord(BaseModel):
         self.install, self.test = rendered
         self.pass_rate = iteration.pass_rate
         self.hung, self.crashed = list(iteration.hung), list(iteration.crashed)
+        if plan.node is not None:  # test files left out: a test in each crashed the runner
+            self.crashed += [f for f in plan.node.tests.crashed if f not in self.crashed]
         self.needs_network = list(iteration.needs_network)
         self.collection_errors = list(iteration.collection_errors)
         self.failure_groups = list(iteration.diagnosis.facts.get("failure_groups", [])

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core import Diagnosis, ExecResult
+from benchsmith.setup.node.crashes import crashed_runner
 from benchsmith.setup.node.declared import git_source
 from benchsmith.setup.node.log_lines import failure_line
 from benchsmith.setup.system_packages import (
@@ -140,6 +141,8 @@ def diagnose_node(failed: ExecResult, phase: str, context: Any = None) -> Diagno
         return diagnosis
     if diagnosis := _programs(out):
         return diagnosis
+    if phase == "test" and (diagnosis := crashed_runner(out, failed.returncode, context)):
+        return diagnosis  # what another Node or a build step would fix comes first
     if phase == "install":
         return Diagnosis(category="undecidable", kind="install_failed", evidence=tail,
                          reason=f"install failed: {failure_line(out, 'install')}")

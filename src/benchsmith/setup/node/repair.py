@@ -14,6 +14,7 @@ import nodesemver
 from benchsmith.core import BenchsmithError, Diagnosis, DiagnosisKind, ExecResult, NodePlan, Plan
 from benchsmith.harness.npm_registry import packument
 from benchsmith.setup.node.context import NodeContext
+from benchsmith.setup.node.crashes import repair_crashed_file
 from benchsmith.setup.node.dating import times_trust
 from benchsmith.setup.node.dependency_repairs import (
     repair_engine_caps,
@@ -274,6 +275,7 @@ NODE_RULES: dict[DiagnosisKind, list[Rule]] = {
     "direct_url_unreachable": [repair_git_dependencies],
     "not_in_registry": [repair_unpublished],
     "missing_modules": [repair_types_of_dropped],
+    "test_file_crashed": [repair_crashed_file],
 }
 
 
