@@ -301,7 +301,8 @@ def test_an_install_script_downloading_from_github_is_no_git_dependency() -> Non
            "Error: getaddrinfo ENOTFOUND github.com\n    at GetAddrInfoReqWrap.onlookup "
            "[as oncomplete] (dns.js:67:26)\n")
     failed = ExecResult(command="yarn install", returncode=1, output=log)
-    assert NodeRepairer().diagnose(_plan(), failed, "install", None).kind == "install_failed"
+    assert NodeRepairer().diagnose(_plan(), failed, "install", None).kind == \
+        "script_download_failed"
     yarn_git = "info There appears to be trouble with your network connection. Retrying...\n" \
                "error Error: getaddrinfo ENOTFOUND codeload.github.com\n"
     failed = ExecResult(command="yarn install", returncode=1, output=yarn_git)

@@ -113,7 +113,8 @@ DiagnosisKind = Literal[
     "warnings_as_errors", "yanked",
     # Node.js: runtime engines, peer dependencies, lockfiles, module formats, build output, heap
     "build_output_missing", "engine_mismatch", "gyp_python", "heap_exhausted", "lockfile_unusable",
-    "module_format", "node_version", "peer_conflict", "test_file_crashed",
+    "module_format", "node_version", "peer_conflict", "script_download_failed",
+    "test_file_crashed",
     "unknown",  # no rule of the ecosystem names the cause
 ]
 _KIND_ALIASES = {"system_package": "system_packages"}  # written by benchsmith 0.1.0 records

@@ -77,6 +77,9 @@ class NodePlan(BaseModel):
     dropped_lockfile: str | None = None  # a lockfile the install could not follow, removed first
     # relaxations of the install a repair chose, each recorded: "--legacy-peer-deps", ...
     install_args: list[str] = Field(default_factory=list)
+    # dependencies whose install script could not download (name -> why): the install runs
+    # with lifecycle scripts off, native addons rebuilt after it
+    scripts_off: dict[str, str] = Field(default_factory=dict)
     # variables that keep install scripts from downloading binaries from other hosts
     no_download: list[str] = Field(default_factory=list)
     build: list[str] = Field(default_factory=list)  # shell commands the tests need first

@@ -11,6 +11,7 @@ from typing import Any
 from benchsmith.core import Diagnosis, ExecResult
 from benchsmith.setup.node.crashes import crashed_runner
 from benchsmith.setup.node.declared import git_source
+from benchsmith.setup.node.install_scripts import diagnose_script_download
 from benchsmith.setup.node.log_lines import failure_line
 from benchsmith.setup.system_packages import (
     TOOL_PACKAGES,
@@ -183,6 +184,8 @@ def _install(out: str) -> Diagnosis | None:
     if _GYP.search(out) and (diagnosis := _native_build(out)):
         return diagnosis
     if diagnosis := _configure_programs(out):
+        return diagnosis
+    if diagnosis := diagnose_script_download(out):
         return diagnosis
     if found := _ENGINE.search(out):
         ranges = []

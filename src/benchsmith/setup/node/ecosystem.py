@@ -36,6 +36,11 @@ from benchsmith.setup.node.dating import (
     manager_context,
 )
 from benchsmith.setup.node.declared import render_edits
+from benchsmith.setup.node.install_scripts import (
+    install_line,
+    rebuild_command,
+    root_lifecycle_steps,
+)
 from benchsmith.setup.node.managers import ManagerChoice, choose_manager, exact_manager
 from benchsmith.setup.node.repair import NodeRepairer
 from benchsmith.setup.node.runners import detect_test_runner
@@ -94,6 +99,10 @@ class NodeEcosystem:
         if plan.node is not None and fresh.node is not None:
             fresh.node.install_args = list(plan.node.install_args)
             fresh.node.memory_mb = plan.node.memory_mb
+            if plan.node.scripts_off:  # the project's own install-time scripts still run
+                fresh.node.scripts_off = dict(plan.node.scripts_off)
+                steps = root_lifecycle_steps(context.scripts, fresh.node.berry)
+                fresh.node.build[:0] = [s for s in steps if s not in fresh.node.build]
         return fresh
 
     def repairer(self) -> Repairer:
@@ -117,7 +126,10 @@ class NodeEcosystem:
         manager = ManagerChoice(name=node.manager, berry=node.berry, version=node.manager_version,
                                 source=node.manager_source, lockfile=node.lockfile)
         install += render_edits(node.edits)  # package.json changes the dependency rules recorded
-        install.append(shlex.join([*dated_install_command(dating, manager), *node.install_args]))
+        install.append(install_line(node, [*dated_install_command(dating, manager),
+                                           *node.install_args]))
+        if rebuild := rebuild_command(node):  # scripts off: the native addons they would build
+            install.append(rebuild)
         install += render_build_commands(node.build)
         return install, [render_spec(plan_spec(plan, [], services=self.apt))]
 

@@ -23,6 +23,7 @@ from benchsmith.setup.node.dependency_repairs import (
     repair_unpublished,
 )
 from benchsmith.setup.node.diagnose import BUILD_SCRIPTS, diagnose_node
+from benchsmith.setup.node.install_scripts import repair_script_download
 from benchsmith.setup.node.managers import choose_manager, exact_manager
 from benchsmith.setup.node.runtime import satisfies, valid_range
 from benchsmith.setup.system_repairs import repair_system_packages
@@ -276,6 +277,7 @@ NODE_RULES: dict[DiagnosisKind, list[Rule]] = {
     "not_in_registry": [repair_unpublished],
     "missing_modules": [repair_types_of_dropped],
     "test_file_crashed": [repair_crashed_file],
+    "script_download_failed": [repair_script_download],
 }
 
 
