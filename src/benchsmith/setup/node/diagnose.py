@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core import Diagnosis, ExecResult
+from benchsmith.parsing import strip_ansi
 from benchsmith.setup.node.declared import git_source
 from benchsmith.setup.node.log_lines import failure_line
 from benchsmith.setup.system_packages import (
@@ -82,6 +83,10 @@ _REGISTRY_404 = re.compile(
 
 # TypeScript's compiler in a build step: an import it cannot resolve
 _TS_MISSING = re.compile(r"error TS2307: Cannot find module '([^'\n]+)'")
+# a type error tsc reports in a file: `src/a.ts(3,9): error TS2322:`, or pretty (colours
+# removed) `src/a.ts:3:9 - error TS2322:`
+_TS_ERROR = re.compile(r"^\s*([^\s(:][^\s(]*?\.[cm]?[jt]sx?)(?:\(\d+,\d+\)|:\d+:\d+ -):? "
+                       r"error (TS\d+):", re.MULTILINE)
 
 _HEAP = re.compile(r"JavaScript heap out of memory|Reached heap limit")
 
@@ -221,6 +226,8 @@ def _install(out: str) -> Diagnosis | None:
                          evidence=_line(out, _TS_MISSING.search(out)),  # type: ignore[arg-type]
                          facts={"modules": modules, "compiler": ["tsc"]},
                          reason=f"the TypeScript build cannot find {', '.join(modules[:3])}")
+    if own := _own_type_errors(out):
+        return own
     unreadable = _LOCK_UNREADABLE.search(out)
     if found := unreadable or _LOCK_STALE.search(out):
         return Diagnosis(category="installation", kind="lockfile_unusable", evidence=_line(out, found),
@@ -228,6 +235,20 @@ def _install(out: str) -> Diagnosis | None:
                          reason="the package manager cannot read the lockfile" if unreadable else
                          "the lockfile is out of step with package.json: a frozen install stops")
     return None
+
+
+def _own_type_errors(out: str) -> Diagnosis | None:
+    """tsc reports type errors in the project's own files only (none in node_modules)."""
+    errors = _TS_ERROR.findall(strip_ansi(out))
+    if not errors or any("node_modules/" in file for file, _ in errors):
+        return None
+    files = list(dict.fromkeys(file for file, _ in errors))
+    first = next(line for line in strip_ansi(out).splitlines() if _TS_ERROR.match(line))
+    return Diagnosis(category="installation", kind="project_build_failed", evidence=first.strip(),
+                     facts={"compiler": ["tsc"], "files": files,
+                            "codes": list(dict.fromkeys(code for _, code in errors))},
+                     reason=f"the TypeScript build fails on the project's own sources: "
+                            f"{first.strip()[:200]}")
 
 
 def _native_build(out: str) -> Diagnosis | None:
