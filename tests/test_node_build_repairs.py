@@ -160,6 +160,9 @@ def test_an_undated_typescript_failing_on_own_sources_gets_its_lower_bound_line(
     dated = _plan(dating="history-lockfile", build=["npm run build"])
     assert repairer.repair(dated, diagnosis, context) is None  # a dated install keeps its own
     in_dependencies = ExecResult(command="tsc", returncode=2, output=(
-        "node_modules/@types/node/globals.d.ts(72,13): error TS1005: ';' expected.\n"
-        "src/index.ts(6,11): error TS2322: Type 'unknown' is not assignable to type 'Error'.\n"))
+        "node_modules/@types/node/globals.d.ts(72,13): error TS1005: ';' expected.\n"))
     assert repairer.diagnose(plan, in_dependencies, "install", context).kind == "install_failed"
+    both = ExecResult(command="tsc", returncode=2, output=in_dependencies.output + failed.output)
+    facts = repairer.diagnose(plan, both, "install", context).facts
+    assert facts["files"] == ["src/index.ts"]
+    assert facts["dependency_files"] == ["node_modules/@types/node/globals.d.ts"]

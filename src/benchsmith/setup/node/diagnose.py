@@ -238,15 +238,19 @@ def _install(out: str) -> Diagnosis | None:
 
 
 def _own_type_errors(out: str) -> Diagnosis | None:
-    """tsc reports type errors in the project's own files only (none in node_modules)."""
+    """tsc reports type errors in the project's own files (those in node_modules, which
+    another compiler does not mend, are kept apart as ``dependency_files``)."""
     errors = _TS_ERROR.findall(strip_ansi(out))
-    if not errors or any("node_modules/" in file for file, _ in errors):
+    own = [(file, code) for file, code in errors if "node_modules/" not in file]
+    if not own:
         return None
-    files = list(dict.fromkeys(file for file, _ in errors))
-    first = next(line for line in strip_ansi(out).splitlines() if _TS_ERROR.match(line))
+    files = list(dict.fromkeys(file for file, _ in own))
+    first = next(line for line in strip_ansi(out).splitlines()
+                 if (found := _TS_ERROR.match(line)) and found.group(1) in files)
+    theirs = list(dict.fromkeys(file for file, _ in errors if "node_modules/" in file))
     return Diagnosis(category="installation", kind="project_build_failed", evidence=first.strip(),
-                     facts={"compiler": ["tsc"], "files": files,
-                            "codes": list(dict.fromkeys(code for _, code in errors))},
+                     facts={"compiler": ["tsc"], "files": files, "dependency_files": theirs,
+                            "codes": list(dict.fromkeys(code for _, code in own))},
                      reason=f"the TypeScript build fails on the project's own sources: "
                             f"{first.strip()[:200]}")
 
