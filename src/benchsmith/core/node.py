@@ -83,6 +83,8 @@ class NodePlan(BaseModel):
     # variables that keep install scripts from downloading binaries from other hosts
     no_download: list[str] = Field(default_factory=list)
     build: list[str] = Field(default_factory=list)  # shell commands the tests need first
+    # build steps a repair left out (they run a program of a left-out dependency): step -> why
+    left_out_steps: dict[str, str] = Field(default_factory=dict)
     tests: NodeTestRun
     memory_mb: int | None = None  # --max-old-space-size for the test run, set by a repair
     # package.json changes made before the install, and what each did, by package name:

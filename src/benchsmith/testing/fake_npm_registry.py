@@ -24,28 +24,35 @@ from benchsmith.testing.loopback import LoopbackServer
 __all__ = ["FakeNpmRegistry", "FakePackage"]
 
 
-def _tarball(name: str, version: str, dependencies: dict[str, str], node: str | None) -> bytes:
+def _tarball(name: str, version: str, dependencies: dict[str, str], node: str | None,
+             bins: dict[str, str] | None = None) -> bytes:
     manifest: dict[str, object] = {"name": name, "version": version, "main": "index.js",
                                    "dependencies": dependencies}
     if node:
         manifest["engines"] = {"node": node}
+    if bins:
+        manifest["bin"] = bins
     files = {
         "package/package.json": json.dumps(manifest, indent=2).encode(),
         "package/index.js": f"module.exports = {json.dumps(version)};\n".encode(),
     }
+    for program, path in (bins or {}).items():  # each prints its name and version
+        files[f"package/{path}"] = (f"#!/usr/bin/env node\nconsole.log({json.dumps(program)}, "
+                                    f"{json.dumps(version)});\n").encode()
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for path, data in files.items():
             info = tarfile.TarInfo(path)
-            info.size, info.mode, info.mtime = len(data), 0o644, 499162500
+            info.size, info.mtime = len(data), 499162500
+            info.mode = 0o755 if path.removeprefix("package/") in (bins or {}).values() else 0o644
             tar.addfile(info, io.BytesIO(data))
     return gzip.compress(buffer.getvalue(), mtime=0)  # the same bytes on every request
 
 
 @dataclass
 class FakePackage:
-    """A package and the publish time of each version (UTC); versions may depend on others and
-    state the Node releases they run on (``engines.node``)."""
+    """A package and the publish time of each version (UTC); versions may depend on others,
+    state the Node releases they run on (``engines.node``) and install programs (``bin``)."""
 
     name: str
     published: dict[str, dt.datetime]
@@ -53,11 +60,12 @@ class FakePackage:
     engines: dict[str, str] = field(default_factory=dict)  # version -> engines.node range
     # versions the packument lists whose tarball is gone (answered 404), as after an unpublish
     tarball_gone: set[str] = field(default_factory=set)
+    bins: dict[str, str] = field(default_factory=dict)  # every version's programs: name -> file
 
     def tarball(self, version: str) -> bytes:
         """The tarball of `version`."""
         return _tarball(self.name, version, self.dependencies.get(version, {}),
-                        self.engines.get(version))
+                        self.engines.get(version), self.bins)
 
 
 def _iso(when: dt.datetime) -> str:
@@ -99,6 +107,7 @@ class FakeNpmRegistry(LoopbackServer):
                 "dependencies": package.dependencies.get(version, {}),
                 **({"engines": {"node": package.engines[version]}}
                    if version in package.engines else {}),
+                **({"bin": package.bins} if package.bins else {}),
                 "dist": {
                     "tarball": f"{self.url}/{package.name}/-/{package.name.split('/')[-1]}-{version}.tgz",
                     "shasum": hashlib.sha1(data).hexdigest(),

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core import Diagnosis, ExecResult
+from benchsmith.parsing import strip_ansi
 from benchsmith.setup.node.crashes import crashed_runner
 from benchsmith.setup.node.declared import git_source
 from benchsmith.setup.node.install_scripts import diagnose_script_download
@@ -87,6 +88,10 @@ _REGISTRY_404 = re.compile(
 
 # TypeScript's compiler in a build step: an import it cannot resolve
 _TS_MISSING = re.compile(r"error TS2307: Cannot find module '([^'\n]+)'")
+# a type error tsc reports in a file: `src/a.ts(3,9): error TS2322:`, or pretty (colours
+# removed) `src/a.ts:3:9 - error TS2322:`
+_TS_ERROR = re.compile(r"^\s*([^\s(:][^\s(]*?\.[cm]?[jt]sx?)(?:\(\d+,\d+\)|:\d+:\d+ -):? "
+                       r"error (TS\d+):", re.MULTILINE)
 
 _HEAP = re.compile(r"JavaScript heap out of memory|Reached heap limit")
 
@@ -232,6 +237,8 @@ def _install(out: str) -> Diagnosis | None:
                          evidence=_line(out, _TS_MISSING.search(out)),  # type: ignore[arg-type]
                          facts={"modules": modules, "compiler": ["tsc"]},
                          reason=f"the TypeScript build cannot find {', '.join(modules[:3])}")
+    if own := _own_type_errors(out):
+        return own
     unreadable = _LOCK_UNREADABLE.search(out)
     if found := unreadable or _LOCK_STALE.search(out):
         return Diagnosis(category="installation", kind="lockfile_unusable", evidence=_line(out, found),
@@ -251,6 +258,24 @@ def _configure_programs(out: str) -> Diagnosis | None:
                      facts={"apt": list(dict.fromkeys(TOOL_PACKAGES[m] for m in missing)),
                             "parts": [f"program {m}" for m in missing]},
                      reason=f"a dependency's configure script lacks {', '.join(missing)}")
+
+
+def _own_type_errors(out: str) -> Diagnosis | None:
+    """tsc reports type errors in the project's own files (those in node_modules, which
+    another compiler does not mend, are kept apart as ``dependency_files``)."""
+    errors = _TS_ERROR.findall(strip_ansi(out))
+    own = [(file, code) for file, code in errors if "node_modules/" not in file]
+    if not own:
+        return None
+    files = list(dict.fromkeys(file for file, _ in own))
+    first = next(line for line in strip_ansi(out).splitlines()
+                 if (found := _TS_ERROR.match(line)) and found.group(1) in files)
+    theirs = list(dict.fromkeys(file for file, _ in errors if "node_modules/" in file))
+    return Diagnosis(category="installation", kind="project_build_failed", evidence=first.strip(),
+                     facts={"compiler": ["tsc"], "files": files, "dependency_files": theirs,
+                            "codes": list(dict.fromkeys(code for _, code in own))},
+                     reason=f"the TypeScript build fails on the project's own sources: "
+                            f"{first.strip()[:200]}")
 
 
 def _native_build(out: str) -> Diagnosis | None:

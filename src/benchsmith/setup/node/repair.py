@@ -13,6 +13,11 @@ import nodesemver
 
 from benchsmith.core import BenchsmithError, Diagnosis, DiagnosisKind, ExecResult, NodePlan, Plan
 from benchsmith.harness.npm_registry import packument
+from benchsmith.setup.node.build_repairs import (
+    leave_out_dropped_steps,
+    repair_dropped_programs,
+    repair_typescript_line,
+)
 from benchsmith.setup.node.context import NodeContext
 from benchsmith.setup.node.crashes import repair_crashed_file
 from benchsmith.setup.node.dating import times_trust
@@ -271,13 +276,14 @@ NODE_RULES: dict[DiagnosisKind, list[Rule]] = {
     "module_format": [repair_module_format],
     "node_version": [repair_node_version],
     "build_output_missing": [repair_build_output],
-    "missing_programs": [repair_programs],
+    "missing_programs": [repair_dropped_programs, repair_programs],
     "heap_exhausted": [repair_heap],
     "direct_url_unreachable": [repair_git_dependencies],
     "not_in_registry": [repair_unpublished],
     "missing_modules": [repair_types_of_dropped],
     "test_file_crashed": [repair_crashed_file],
     "script_download_failed": [repair_script_download],
+    "project_build_failed": [repair_typescript_line],
 }
 
 
@@ -300,6 +306,9 @@ class NodeRepairer:
             candidate = plan.model_copy(deep=True)
             assert candidate.node is not None
             if description := rule(candidate, candidate.node, diagnosis, context):
+                if rule is not repair_dropped_programs and \
+                        (left := leave_out_dropped_steps(candidate, candidate.node, context)):
+                    description = f"{description}; {left}"  # a tool just left out
                 return candidate, description
         return None
 
