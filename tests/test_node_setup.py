@@ -138,6 +138,38 @@ def test_node_test_project_without_dependencies(tmp_path: Path, shared_node: Non
                               "test/math.test.js::math > compares": "PASSED"}
 
 
+TAPSHOT = """#!/usr/bin/env node
+const fs = require('fs');
+const path = require('path');
+const dir = process.argv[2];
+const lines = [];
+for (const file of fs.readdirSync(dir).sort()) {
+  for (const [name, check] of Object.entries(require(path.resolve(dir, file)))) {
+    let ok = true;
+    try { check(); } catch (err) { ok = false; }
+    lines.push(`${ok ? 'ok' : 'not ok'} ${lines.length + 1} - ${file} ${name}`);
+  }
+}
+console.log(`TAP version 13\\n1..${lines.length}\\n${lines.join('\\n')}`);
+"""
+
+
+@pytest.mark.slow
+def test_a_runner_testing_itself_runs_its_own_program(tmp_path: Path, shared_node: None) -> None:
+    # npm links the programs of dependencies into node_modules/.bin, never the project's own
+    repo = _repo(tmp_path / "tapshot", {"name": "tapshot", "version": "1.0.0",
+                                        "bin": {"tapshot": "./bin/tapshot.js"},
+                                        "scripts": {"test": "tapshot test"}},
+                 {"bin/tapshot.js": TAPSHOT,
+                  "test/math.js": "const assert = require('assert');\n"
+                                  "exports.adds = () => assert.strictEqual(1 + 2, 3);\n"
+                                  "exports.doubles = () => assert.strictEqual(2 * 2, 4);\n"})
+    repo.commit({}, "initial", date=DATE)
+    record = _setup(repo.path, tmp_path / "setup.json")
+    assert record["tests"]["PASSED"] == 2 and len(record["iterations"]) == 1
+    assert any("node_modules/.bin/tapshot" in step for step in record["node"]["build"])
+
+
 def _number_project(root: Path) -> RepoBuilder:
     """A project whose node:test suite uses one small registry package (is-number)."""
     return _repo(root, {"name": root.name, "version": "1.0.0", "scripts": {"test": "node --test"},

@@ -179,6 +179,34 @@ def _fallbacks(ctx: NodeContext, choice: NodeChoice, day: dt.date) -> list[str]:
     return found[:MAX_FALLBACKS]
 
 
+def own_programs(package: Any, node: NodePlan, ctx: NodeContext) -> dict[str, str]:
+    """The project's own programs (package.json ``bin``) that its test command or build steps
+    run and no dependency provides: a package manager links its dependencies' programs into
+    node_modules/.bin, never the project's own (a test runner testing itself)."""
+    if not isinstance(package, dict):
+        return {}
+    bins = package.get("bin")
+    if isinstance(bins, str) and isinstance(package.get("name"), str):
+        bins = {package["name"].rsplit("/", 1)[-1]: bins}
+    if not isinstance(bins, dict):
+        return {}
+    used = {node.tests.command[0] if node.tests.command else ""}
+    used |= {word for step in node.build for word in step.split()[:1]}
+    declared = {*ctx.dependencies, *ctx.dev_dependencies}
+    return {name: path.removeprefix("./") for name, path in bins.items()
+            if isinstance(path, str) and name in used and name not in declared
+            and ".." not in path and not path.startswith("/")}
+
+
+def link_own_program(name: str, path: str) -> str:
+    """A build step writing node_modules/.bin/`name`, a launcher of the checkout's `path`
+    (only node_modules is written: the checkout keeps its files and modes)."""
+    launcher = f'#!/bin/sh\nexec node "$(dirname "$0")/../../{path}" "$@"\n'
+    target = f"node_modules/.bin/{name}"
+    return (f"mkdir -p node_modules/.bin && printf {shlex.quote(launcher)} > {shlex.quote(target)} "
+            f"&& chmod +x {shlex.quote(target)}")
+
+
 def _tracked(repo: Path) -> list[str]:
     result = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True)
     if result.returncode == 0:
@@ -206,11 +234,14 @@ def _plan(repo: Path, ctx: NodeContext, choice: NodeChoice, manager: ManagerChoi
                     lockfile=dating.lockfile, history_commit=dating.history_commit,
                     before=dating.before, no_download=sorted(NO_DOWNLOAD_ENV),
                     build=list(runner.build_steps), tests=runner.run())
+    if own := own_programs(package, node, ctx):
+        node.build[:0] = [link_own_program(name, path) for name, path in own.items()]
     sources = {"node": [choice.source], "manager": [manager.source, how],
                "dating": [dating.lockfile or dating.method], "runner": list(runner.sources),
                "python": ["node-gyp: the newest Python 3 at the date"]}
     notes = [*choice.reasons, *manager.reasons, *dating.reasons, *runner.notes]
     notes += [f"{t.package}: {'; '.join(t.reasons)}" for t in dating.untrusted[:5]]
+    notes += [f"the project's own `{name}` ({path}) runs as its scripts call it" for name, path in own.items()]
     return Plan(ecosystem="node", runner="node", python=python, exclude_newer=exclude_newer,
                 install_project=False, editable=False,
                 apt_packages=list(runner.apt_packages), sources=sources, notes=notes, node=node)
