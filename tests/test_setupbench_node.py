@@ -114,3 +114,41 @@ def test_the_benchsmith_agent_sets_up_a_javascript_repository(tmp_path: Path) ->
     assert node["build"][0]["command"] == "npm run build" and node["build"][0]["ok"], node
     commands = [c["command"] for c in result["metrics"]["commands"]]
     assert "npm ci" in commands and "npm run build" in commands, commands
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_benchsmith_agent_moves_a_locked_version_the_registry_lacks(tmp_path: Path) -> None:
+    """The lockfile pins ms 2.1.99, which the registry never had: `npm ci` and `npm install`
+    both fetch it (404); the engine's rule moves package.json to the nearest published version
+    ^2.1.0 allows, the unfrozen install then succeeds, and the change is recorded."""
+    repo, _ = _fixture(tmp_path / "mirrors" / "fixture+durations" / "repo")
+    package = {**PACKAGE_JSON, "dependencies": {"ms": "^2.1.0"}}
+    lock: dict[str, Any] = json.loads(json.dumps(LOCKFILE))
+    lock["packages"][""]["dependencies"] = {"ms": "^2.1.0"}
+    lock["packages"]["node_modules/ms"] = {
+        "version": "2.1.99", "resolved": "https://registry.npmjs.org/ms/-/ms-2.1.99.tgz"}
+    base = repo.commit({"package.json": json.dumps(package, indent=2) + "\n",
+                        "package-lock.json": json.dumps(lock, indent=2) + "\n"},
+                       "ms 2.1.99", date="2024-05-03T12:00:00+00:00")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({
+        "instance_id": "durations-unpublished", "task_type": "reposetup",
+        "base_image": "ubuntu:22.04", "repo_url": "https://github.com/fixture/durations",
+        "base_commit": base, "problem_statement": "Set up the repository and build it.",
+        "success_command": '[ "$(node dist/cli.js 60000)" = "1 minute" ]' + OK}) + "\n")
+    out = tmp_path / "benchsmith.jsonl"
+    done = _cli("run", str(tasks), "--agent", "benchsmith", "--mirrors", str(tmp_path / "mirrors"),
+                "--timeout", "900", "--out", str(out), timeout=1500)
+    assert done.returncode == 0, done.stderr
+    result = _result(out)
+    log = Path(result["logs"]["agent"]).read_text()
+    assert result["verdict"] == "success", (result, log[-3000:])
+    install = result["metrics"]["node"]["install"]
+    assert install["ok"] and install["command"] == "npm install", install
+    assert list(install["replaced"]) == ["ms"] and "2.1.3" in install["replaced"]["ms"], install
+    [repair] = install["repairs"]
+    assert repair["kind"] == "not_in_registry" and repair["ok"], repair
+    assert [(e["name"], e["was"], e["spec"]) for e in repair["edits"]] == [("ms", "^2.1.0", "2.1.3")]
+    assert any(n.startswith("replaced ms in package.json: ^2.1.0 -> 2.1.3")
+               for n in result["metrics"]["notes"]), result["metrics"]["notes"]

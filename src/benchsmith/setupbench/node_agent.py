@@ -29,6 +29,7 @@ from benchsmith.setup.node.managers import (
     choose_manager,
 )
 from benchsmith.setup.node.runtime import NodeChoice, choose_node
+from benchsmith.setupbench.node_dependencies import DependencyRepairs
 from benchsmith.setupbench.node_steps import documented_steps
 
 if TYPE_CHECKING:
@@ -74,7 +75,8 @@ def setup_node_repository(run: _Run, repo: Path, stamp: str) -> None:
         run.notes.append(f"Node could not be installed: {exc}")
         run.returncode = 1
         return
-    record["install"] = _install_dependencies(run, manager)
+    repairs = DependencyRepairs(repo, ctx, manager, node.version, date)
+    record["install"] = _install_dependencies(run, manager, repairs)
     steps = documented_steps(repo, ctx, manager.name)
     record["build"] = []
     for step in steps:
@@ -153,17 +155,31 @@ def _install_manager(run: _Run, manager: ManagerChoice, ctx: NodeContext) -> dic
     return {"package": package, "version": version}
 
 
-def _install_dependencies(run: _Run, manager: ManagerChoice) -> dict[str, Any]:
-    """The install: frozen to the lockfile; after a failure that a binary download caused, again
-    with the downloads skipped; after any other failure of a frozen install, unfrozen."""
+def _install_dependencies(run: _Run, manager: ManagerChoice, repairs: DependencyRepairs
+                          ) -> dict[str, Any]:
+    """The install: frozen to the lockfile; after a git source or a version the registry lacks,
+    unfrozen with package.json changed by the engine's rules (once per kind); after a failure
+    that a binary download caused, again with the downloads skipped; after any other failure
+    of a frozen install, unfrozen."""
     command = shlex.join(manager.install_command)
     if manager.name == "npm" and int(run.choices["node"]["npm"]["version"].split(".")[0]) < 6:
         command = "npm install"  # no `npm ci` before npm 5.7
-    unfrozen = shlex.join(manager.install_command[:2])
+    unfrozen = "npm install" if manager.name == "npm" else shlex.join(manager.install_command[:2])
     if manager.name == "pnpm" and manager.lockfile:
         unfrozen = "pnpm install --no-frozen-lockfile"
     relaxations: list[str] = []
     ok = run.step(command)
+
+    def repaired() -> bool:  # the install after each dependency repair the failure allows
+        nonlocal command
+        while run.left() > 0 and (description := repairs.repair(run)):
+            relaxations.append(f"{description}: installed with `{unfrozen}`")
+            command = unfrozen
+            if run.step(command):
+                return True
+        return False
+
+    ok = ok or repaired()
     if not ok and _DOWNLOAD_FAILURE.search(run.last_output) and run.left() > 0:
         relaxations.append("binary downloads skipped (" + ", ".join(NO_DOWNLOAD_ENV) + ")")
         run.env.update(NO_DOWNLOAD_ENV)
@@ -174,10 +190,11 @@ def _install_dependencies(run: _Run, manager: ManagerChoice) -> dict[str, Any]:
         relaxations.append(f"`{command}` failed: installed with `{unfrozen}`")
         command = unfrozen
         ok = run.step(command)
+    ok = ok or repaired()
     for name in NO_DOWNLOAD_ENV:
         run.env.pop(name, None)
     run.notes += relaxations
-    return {"command": command, "ok": ok, "relaxations": relaxations}
+    return {"command": command, "ok": ok, "relaxations": relaxations, **repairs.record()}
 
 
 def _install_without_scripts(run: _Run, manager: ManagerChoice, command: str,
