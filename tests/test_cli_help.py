@@ -109,3 +109,9 @@ def test_an_empty_or_malformed_file_is_one_error_line(path: tuple[str, ...], con
     assert "Traceback" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+
+
+def test_python_dash_m_runs_the_command() -> None:
+    run = subprocess.run([sys.executable, "-m", "benchsmith", "--help"], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0 and "setup" in run.stdout, run.stderr
