@@ -43,7 +43,7 @@ def _modules() -> list[Path]:
 
 def _component(path: Path) -> str:
     parts = path.relative_to(SRC).parts
-    return parts[0].removesuffix(".py") if parts[0] != "__init__.py" else "root"
+    return parts[0].removesuffix(".py") if parts[0] not in {"__init__.py", "__main__.py"} else "root"
 
 
 def _imports(path: Path) -> list[tuple[str, int]]:
