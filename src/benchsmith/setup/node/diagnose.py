@@ -261,21 +261,22 @@ def _configure_programs(out: str) -> Diagnosis | None:
 
 
 def _own_type_errors(out: str) -> Diagnosis | None:
-    """tsc reports type errors in the project's own files (those in node_modules, which
-    another compiler does not mend, are kept apart as ``dependency_files``)."""
+    """tsc reports type errors in the project's own files, or only in those of its
+    dependencies (in node_modules, which another compiler does not mend: kept apart as
+    ``dependency_files``)."""
     errors = _TS_ERROR.findall(strip_ansi(out))
-    own = [(file, code) for file, code in errors if "node_modules/" not in file]
-    if not own:
+    if not errors:
         return None
+    own = [(file, code) for file, code in errors if "node_modules/" not in file]
     files = list(dict.fromkeys(file for file, _ in own))
-    first = next(line for line in strip_ansi(out).splitlines()
-                 if (found := _TS_ERROR.match(line)) and found.group(1) in files)
     theirs = list(dict.fromkeys(file for file, _ in errors if "node_modules/" in file))
+    first = next(line for line in strip_ansi(out).splitlines()
+                 if (found := _TS_ERROR.match(line)) and found.group(1) in (files or theirs))
+    where = "the project's own sources" if own else "type declarations of its dependencies"
     return Diagnosis(category="installation", kind="project_build_failed", evidence=first.strip(),
                      facts={"compiler": ["tsc"], "files": files, "dependency_files": theirs,
-                            "codes": list(dict.fromkeys(code for _, code in own))},
-                     reason=f"the TypeScript build fails on the project's own sources: "
-                            f"{first.strip()[:200]}")
+                            "codes": list(dict.fromkeys(code for _, code in own or errors))},
+                     reason=f"the TypeScript build fails on {where}: {first.strip()[:200]}")
 
 
 def _native_build(out: str) -> Diagnosis | None:
