@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core import ExecResult, NodePlan, NodeTestRun, Plan
-from benchsmith.setup.node.context import read_node_context
 from benchsmith.setup.node.build_repairs import repair_typescript_line
+from benchsmith.setup.node.context import read_node_context
 from benchsmith.setup.node.declared import render_edits
 from benchsmith.setup.node.repair import NodeRepairer
 from benchsmith.testing.fake_npm_registry import FakeNpmRegistry, FakePackage

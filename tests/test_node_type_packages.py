@@ -134,3 +134,30 @@ def test_types_newer_than_an_old_typescript_line_are_pinned_for_it(tmp_path: Pat
     built = _build(node, fresh)
     assert built.ok, built.output[-2000:]
     assert _installed(fresh, "@types/node") == {edit.spec}
+
+
+def test_a_type_library_whose_newest_version_is_a_stub_is_pinned_for_the_compiler(
+        tmp_path: Path) -> None:
+    # npm 6 and yarn take the newest of "*" even when deprecated: @types/minimatch's newest is a
+    # stub without declarations, and tsc 4.3 stops on the implicit type library it cannot read
+    root = _project(tmp_path / "p", {"typescript": "~4.3.5", "@types/glob": "7.1.3"})
+    failed = ExecResult(command="npm run build", returncode=2, output=(
+        "> tsc\n\x1b[91merror\x1b[0m\x1b[90m TS2688: \x1b[0mCannot find type definition file for "
+        "'minimatch'.\n  The file is in the program because:\n    Entry point for implicit type "
+        "library 'minimatch'\nFound 1 error.\nnpm ERR! code ELIFECYCLE\n"))
+    plan = _plan("npm", "6.14.18")
+    diagnosis = NodeRepairer().diagnose(plan, failed, "install", read_node_context(root))
+    assert (diagnosis.kind, diagnosis.facts["type_libraries"]) == (
+        "project_build_failed", ["minimatch"])
+    node, _ = _repaired(plan, diagnosis, root)
+    [edit] = node.edits
+    versions = packument("@types/minimatch", full=True)["versions"]
+    assert (edit.path, edit.name) == (["devDependencies"], "@types/minimatch")
+    assert not versions[edit.spec].get("deprecated") and versions[edit.spec]["types"]
+    assert "is a deprecated stub without declarations" in node.pinned["@types/minimatch"]
+
+    # a library whose newest version has declarations is not the types' fault: no pin
+    missing = ExecResult(command="tsc", returncode=2, output=(
+        "error TS2688: Cannot find type definition file for 'glob'.\n"))
+    diagnosis = NodeRepairer().diagnose(plan, missing, "install", read_node_context(root))
+    assert NodeRepairer().repair(plan, diagnosis, read_node_context(root)) is None

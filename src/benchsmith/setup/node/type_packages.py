@@ -1,6 +1,6 @@
 """Type declarations newer than the compiler: a tsc build failing inside
-``node_modules/@types/X`` gets each such package pinned to the newest version DefinitelyTyped
-published for the compiler's line (its ``tsM.m`` dist-tag, else the newest release whose
+``node_modules/@types/X`` (or on a type library whose newest version is a deprecated stub) gets
+each such package pinned to the newest version DefinitelyTyped published for the compiler's line (its ``tsM.m`` dist-tag, else the newest release whose
 ``typeScriptVersion`` that line meets), in the package.json that declares it, else through the
 manager's overrides."""
 
@@ -76,19 +76,21 @@ def _for_compiler(doc: dict[str, Any], line: Line, spec: str) -> tuple[str, str]
     """The newest version `spec` allows for TypeScript `line`, and how it was found."""
     tag = f"ts{line[0]}.{line[1]}"
     tagged = str((doc.get("dist-tags") or {}).get(tag) or "")
-    if tagged and satisfies(tagged, spec):
-        return tagged, f"its {tag} dist-tag"
     versions = doc.get("versions") or {}
-    fits = [v for v in _releases(doc, spec) if (needs := _needs(versions[v])) and needs <= line]
+    if tagged and satisfies(tagged, spec) and not (versions.get(tagged) or {}).get("deprecated"):
+        return tagged, f"its {tag} dist-tag"
+    fits = [v for v in _releases(doc, spec) if (needs := _needs(versions[v])) and needs <= line
+            and not versions[v].get("deprecated")]
     best = _newest(fits)
     return (best, f"the newest whose typeScriptVersion is {line[0]}.{line[1]} or older") \
         if best else None
 
 
 def _pin(plan: Plan, node: NodePlan, name: str, doc: dict[str, Any], line: Line, compiler: str,
-         entries: list[Declared]) -> bool:
+         entries: list[Declared], stub_only: bool = False) -> bool:
     """Pin `name` for TypeScript `line`: each declaration of it, else through the overrides
-    (an npm without them: a devDependency of the same name, to which npm dedupes)."""
+    (an npm without them: a devDependency of the same name, to which npm dedupes);
+    `stub_only`: only where the newest version is a deprecated stub without declarations."""
     versions = doc.get("versions") or {}
     targets: list[tuple[str, list[str], str, str | None]] = [
         (e.manifest, [e.section], e.name, e.spec) for e in entries]
@@ -99,12 +101,14 @@ def _pin(plan: Plan, node: NodePlan, name: str, doc: dict[str, Any], line: Line,
     for manifest, path, key, spec in targets:
         found = _for_compiler(doc, line, spec or "*")
         newest = _newest(_releases(doc, spec or "*"))
-        if found is None or newest is None or found[0] == newest:
+        stub = str((versions.get(newest) or {}).get("deprecated") or "") if newest else ""
+        if found is None or newest is None or found[0] == newest or (stub_only and not stub):
             continue
         needs = _needs(versions.get(newest))
-        why = (f"{name} {newest} needs a newer TypeScript than {compiler}"
-               + (f" ({needs[0]}.{needs[1]} or later)" if needs else "")
-               + f"; {found[0]} is the newest for {line[0]}.{line[1]} ({found[1]})")
+        why = (f"{name} {newest} is a deprecated stub without declarations ({stub[:80]})"
+               if stub else f"{name} {newest} needs a newer TypeScript than {compiler}"
+               + (f" ({needs[0]}.{needs[1]} or later)" if needs else "")) \
+            + f"; {found[0]} is the newest for {line[0]}.{line[1]} ({found[1]})"
         record_edit(plan, node, DependencyEdit(manifest=manifest, path=path, name=key,
                                                spec=found[0], was=spec, why=why),
                     "pinned", f"{spec or 'newest'} -> {found[0]} ({why}"
@@ -116,10 +120,12 @@ def _pin(plan: Plan, node: NodePlan, name: str, doc: dict[str, Any], line: Line,
 
 def repair_types_for_compiler(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
                               ) -> str | None:
-    """tsc fails inside ``@types`` packages (newer than its parser): each is pinned to the
-    newest version for the compiler's line, once per package."""
-    names = [n for n in types_packages(diagnosis.facts.get("dependency_files", []))
-             if n not in node.pinned]
+    """tsc fails inside ``@types`` packages (newer than its parser), or finds a type library
+    whose newest version is a stub without declarations: each is pinned to the newest version
+    for the compiler's line, once per package."""
+    stubs = {f"@types/{lib}" for lib in diagnosis.facts.get("type_libraries", [])}
+    names = [n for n in dict.fromkeys([*types_packages(diagnosis.facts.get("dependency_files", [])),
+                                       *sorted(stubs)]) if n not in node.pinned]
     if diagnosis.facts.get("compiler") != ["tsc"] or not names:
         return None
     repo = Path(getattr(context, "repo_root", "") or ".")
@@ -136,7 +142,8 @@ def repair_types_for_compiler(plan: Plan, node: NodePlan, diagnosis: Diagnosis, 
         except BenchsmithError:
             continue
         entries = [d for d in declared if d.name == name and valid_range(d.spec)]
-        if _pin(plan, node, name, doc, (parsed.major, parsed.minor), compiler, entries):
+        if _pin(plan, node, name, doc, (parsed.major, parsed.minor), compiler, entries,
+                stub_only=name in stubs):
             changed.append(name)
     if not changed:
         return None
