@@ -121,6 +121,11 @@ def test_types_newer_than_an_old_typescript_line_are_pinned_for_it(tmp_path: Pat
             .edits] == [(["resolutions"], "@types/node")]
     assert [(e.path, e.name) for e in _repaired(_plan("pnpm", "8.15.9"), diagnosis, root)[0]
             .edits] == [(["pnpm", "overrides"], "@types/node")]
+    on_node14 = _plan("npm", npm)
+    assert on_node14.node is not None
+    on_node14.node.version = "14.16.1"  # Node's own declarations: none newer than its major
+    node, _ = _repaired(on_node14, diagnosis, root)
+    assert node.edits[0].spec.startswith("14.") and ", of <15)" in node.pinned["@types/node"]
     declared = _project(tmp_path / "d", {"typescript": "~4.3.5", "@types/node": ">=14"})
     node, _ = _repaired(plan, diagnosis, declared)
     assert [(e.path, e.name, e.spec, e.was) for e in node.edits] == [

@@ -22,6 +22,7 @@ from benchsmith.setup.node.runtime import satisfies, valid_range
 __all__ = ["compiler_version", "repair_types_for_compiler", "types_packages"]
 
 TYPESCRIPT = "typescript"
+NODE_TYPES = "@types/node"
 # the innermost @types package a file lies in: node_modules/@types/express/node_modules/@types/node
 _TYPES_FILE = re.compile(r"(?<![^/])node_modules/(@types/[^/]+)/")
 _LINE = re.compile(r"^(\d+)\.(\d+)")
@@ -72,18 +73,20 @@ def _needs(meta: Any) -> Line | None:
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-def _for_compiler(doc: dict[str, Any], line: Line, spec: str) -> tuple[str, str] | None:
-    """The newest version `spec` allows for TypeScript `line`, and how it was found."""
+def _for_compiler(doc: dict[str, Any], line: Line, spec: str, cap: str = "*"
+                  ) -> tuple[str, str] | None:
+    """The newest version `spec` and `cap` allow for TypeScript `line`, and how it was found."""
     tag = f"ts{line[0]}.{line[1]}"
     tagged = str((doc.get("dist-tags") or {}).get(tag) or "")
     versions = doc.get("versions") or {}
-    if tagged and satisfies(tagged, spec) and not (versions.get(tagged) or {}).get("deprecated"):
+    if tagged and satisfies(tagged, spec) and satisfies(tagged, cap) and \
+            not (versions.get(tagged) or {}).get("deprecated"):
         return tagged, f"its {tag} dist-tag"
     fits = [v for v in _releases(doc, spec) if (needs := _needs(versions[v])) and needs <= line
-            and not versions[v].get("deprecated")]
+            and not versions[v].get("deprecated") and satisfies(v, cap)]
     best = _newest(fits)
-    return (best, f"the newest whose typeScriptVersion is {line[0]}.{line[1]} or older") \
-        if best else None
+    return (best, f"the newest whose typeScriptVersion is {line[0]}.{line[1]} or older"
+            + ("" if cap == "*" else f", of {cap}")) if best else None
 
 
 def _pin(plan: Plan, node: NodePlan, name: str, doc: dict[str, Any], line: Line, compiler: str,
@@ -97,9 +100,12 @@ def _pin(plan: Plan, node: NodePlan, name: str, doc: dict[str, Any], line: Line,
     if not entries:
         path, key = override_path(node, None, name) or (["devDependencies"], name)
         targets = [("package.json", path, key, None)]
+    # Node's own declarations describe one Node major: none newer than the Node that runs
+    major = node.version.split(".")[0]
+    cap = f"<{int(major) + 1}" if name == NODE_TYPES and major.isdigit() else "*"
     pinned = False
     for manifest, path, key, spec in targets:
-        found = _for_compiler(doc, line, spec or "*")
+        found = _for_compiler(doc, line, spec or "*", cap) or _for_compiler(doc, line, spec or "*")
         newest = _newest(_releases(doc, spec or "*"))
         stub = str((versions.get(newest) or {}).get("deprecated") or "") if newest else ""
         if found is None or newest is None or found[0] == newest or (stub_only and not stub):
