@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core import ExecResult, NodePlan, NodeTestRun, Plan
+from benchsmith.setup.node.build_repairs import repair_typescript_line
 from benchsmith.setup.node.context import read_node_context
 from benchsmith.setup.node.declared import render_edits
 from benchsmith.setup.node.repair import NodeRepairer
@@ -161,7 +162,11 @@ def test_an_undated_typescript_failing_on_own_sources_gets_its_lower_bound_line(
     assert repairer.repair(dated, diagnosis, context) is None  # a dated install keeps its own
     in_dependencies = ExecResult(command="tsc", returncode=2, output=(
         "node_modules/@types/node/globals.d.ts(72,13): error TS1005: ';' expected.\n"))
-    assert repairer.diagnose(plan, in_dependencies, "install", context).kind == "install_failed"
+    theirs = repairer.diagnose(plan, in_dependencies, "install", context)
+    assert (theirs.kind, theirs.facts["files"]) == ("project_build_failed", [])
+    fresh = plan.model_copy(deep=True)
+    assert fresh.node is not None and not fresh.node.pinned
+    assert repair_typescript_line(fresh, fresh.node, theirs, context) is None  # not its own
     both = ExecResult(command="tsc", returncode=2, output=in_dependencies.output + failed.output)
     facts = repairer.diagnose(plan, both, "install", context).facts
     assert facts["files"] == ["src/index.ts"]

@@ -119,8 +119,8 @@ def repair_typescript_line(plan: Plan, node: NodePlan, diagnosis: Diagnosis, con
     compiler its range allows is stricter than the author's. `typescript` is pinned to the
     newest patch of the minor line of the range's lower bound (the author had at least that
     line), once."""
-    if diagnosis.facts.get("compiler") != ["tsc"] or node.dating != "not-dated" or \
-            TYPESCRIPT in node.pinned:
+    if diagnosis.facts.get("compiler") != ["tsc"] or not diagnosis.facts.get("files") or \
+            node.dating != "not-dated" or TYPESCRIPT in node.pinned:
         return None
     repo = Path(getattr(context, "repo_root", "") or ".")
     entries = [d for d in declarations(repo, list(getattr(context, "workspaces", []) or []))

@@ -25,8 +25,8 @@ from benchsmith.setup.node.declared import (
 )
 from benchsmith.setup.node.runtime import satisfies, valid_range
 
-__all__ = ["engine_caps", "repair_engine_caps", "record_edit", "repair_git_dependencies", "repair_types_of_dropped",
-           "repair_unpublished"]
+__all__ = ["adapt_lockfile", "engine_caps", "override_path", "record_edit", "repair_engine_caps",
+           "repair_git_dependencies", "repair_types_of_dropped", "repair_unpublished"]
 
 NPM_OVERRIDES = ">=8.3.0"  # npm's `overrides` field
 NODE_TYPES = "@types/node"
@@ -99,7 +99,7 @@ def record_edit(plan: Plan, node: NodePlan, edit: DependencyEdit, kind: str, sum
     plan.sources.setdefault("dependencies", []).append(f"{origin}: {edit.why}")
 
 
-def _adapt_lockfile(plan: Plan, node: NodePlan, why: str, repo: Path | None = None) -> None:
+def adapt_lockfile(plan: Plan, node: NodePlan, why: str, repo: Path | None = None) -> None:
     """A frozen install refuses a changed package.json: the lockfile is adapted instead, its
     entries taking a replaced package from git left out."""
     if repo is not None and node.lockfile:
@@ -134,7 +134,7 @@ def _replace_or_drop(plan: Plan, node: NodePlan, declared: Declared, locked: lis
     return False
 
 
-def _override_path(node: NodePlan, parent: str | None, name: str) -> tuple[list[str], str] | None:
+def override_path(node: NodePlan, parent: str | None, name: str) -> tuple[list[str], str] | None:
     """Where the manager reads a forced version of `name` (under `parent`), if it has one."""
     if node.manager == "yarn":
         return ["resolutions"], f"{parent}/{name}" if parent else name
@@ -162,7 +162,7 @@ def _transitive(plan: Plan, node: NodePlan, direct: list[Declared], why: str) ->
         for child, spec in children.items():
             if not is_git_spec(str(spec)) or child in node.replaced:
                 continue  # every git source goes at once: none of them can be fetched
-            target = _override_path(node, parent.name, child)
+            target = override_path(node, parent.name, child)
             child_doc = _doc(child)
             found = _registry_release(child_doc, str(spec), [], plan.exclude_newer[:10]) \
                 if child_doc else None
@@ -200,7 +200,7 @@ def repair_git_dependencies(plan: Plan, node: NodePlan, diagnosis: Diagnosis, co
     for name, versions in locked.items():  # git sources of the lockfile no package.json names
         git = [v.removeprefix("git:") for v in versions if v.startswith("git:")]
         if git and name not in names and name not in node.replaced \
-                and (doc := _doc(name)) and (target := _override_path(node, None, name)) \
+                and (doc := _doc(name)) and (target := override_path(node, None, name)) \
                 and (found := _registry_release(doc, "", git, plan.exclude_newer[:10])):
             record_edit(plan, node, DependencyEdit(path=target[0], name=target[1], spec=found[0],
                                                    was=f"git {git[0]}", why=why),
@@ -211,7 +211,7 @@ def repair_git_dependencies(plan: Plan, node: NodePlan, diagnosis: Diagnosis, co
         changed.append(", ".join(sources))
     if not changed:
         return None
-    _adapt_lockfile(plan, node, why, repo)
+    adapt_lockfile(plan, node, why, repo)
     return f"git dependencies from the registry instead: {', '.join(changed)}"
 
 
@@ -250,7 +250,7 @@ def repair_unpublished(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context
             changed.append(name)
     if not changed:
         return None
-    _adapt_lockfile(plan, node, "versions the registry no longer has")
+    adapt_lockfile(plan, node, "versions the registry no longer has")
     return f"unpublished versions replaced or left out: {', '.join(dict.fromkeys(changed))}"
 
 

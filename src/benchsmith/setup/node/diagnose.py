@@ -92,6 +92,8 @@ _TS_MISSING = re.compile(r"error TS2307: Cannot find module '([^'\n]+)'")
 # removed) `src/a.ts:3:9 - error TS2322:`
 _TS_ERROR = re.compile(r"^\s*([^\s(:][^\s(]*?\.[cm]?[jt]sx?)(?:\(\d+,\d+\)|:\d+:\d+ -):? "
                        r"error (TS\d+):", re.MULTILINE)
+# an implicit type library (a directory of node_modules/@types) tsc finds no declarations in
+_TS_LIBRARY = re.compile(r"error TS2688: Cannot find type definition file for '([^'\n/.][^'\n/]*)'")
 
 _HEAP = re.compile(r"JavaScript heap out of memory|Reached heap limit")
 
@@ -261,21 +263,26 @@ def _configure_programs(out: str) -> Diagnosis | None:
 
 
 def _own_type_errors(out: str) -> Diagnosis | None:
-    """tsc reports type errors in the project's own files (those in node_modules, which
-    another compiler does not mend, are kept apart as ``dependency_files``)."""
-    errors = _TS_ERROR.findall(strip_ansi(out))
-    own = [(file, code) for file, code in errors if "node_modules/" not in file]
-    if not own:
+    """tsc reports type errors in the project's own files, or only in those of its
+    dependencies (in node_modules, which another compiler does not mend: kept apart as
+    ``dependency_files``) or in type libraries without declarations (``type_libraries``)."""
+    clean = strip_ansi(out)
+    errors = _TS_ERROR.findall(clean)
+    libraries = list(dict.fromkeys(_TS_LIBRARY.findall(clean)))
+    if not errors and not libraries:
         return None
+    own = [(file, code) for file, code in errors if "node_modules/" not in file]
     files = list(dict.fromkeys(file for file, _ in own))
-    first = next(line for line in strip_ansi(out).splitlines()
-                 if (found := _TS_ERROR.match(line)) and found.group(1) in files)
     theirs = list(dict.fromkeys(file for file, _ in errors if "node_modules/" in file))
+    first = next((line for line in clean.splitlines() if (found := _TS_ERROR.match(line))
+                  and found.group(1) in (files or theirs)), None) or \
+        _line(clean, _TS_LIBRARY.search(clean))  # type: ignore[arg-type]
+    where = "the project's own sources" if own else "type declarations of its dependencies"
+    codes = [code for _, code in own or errors] + ([] if own or not libraries else ["TS2688"])
     return Diagnosis(category="installation", kind="project_build_failed", evidence=first.strip(),
                      facts={"compiler": ["tsc"], "files": files, "dependency_files": theirs,
-                            "codes": list(dict.fromkeys(code for _, code in own))},
-                     reason=f"the TypeScript build fails on the project's own sources: "
-                            f"{first.strip()[:200]}")
+                            "type_libraries": libraries, "codes": list(dict.fromkeys(codes))},
+                     reason=f"the TypeScript build fails on {where}: {first.strip()[:200]}")
 
 
 def _native_build(out: str) -> Diagnosis | None:

@@ -31,6 +31,7 @@ from benchsmith.setup.node.diagnose import BUILD_SCRIPTS, diagnose_node
 from benchsmith.setup.node.install_scripts import repair_script_download
 from benchsmith.setup.node.managers import choose_manager, exact_manager
 from benchsmith.setup.node.runtime import satisfies, valid_range
+from benchsmith.setup.node.type_packages import repair_types_for_compiler
 from benchsmith.setup.system_repairs import repair_system_packages
 
 __all__ = ["NODE_RULES", "NodeRepairer"]
@@ -283,7 +284,7 @@ NODE_RULES: dict[DiagnosisKind, list[Rule]] = {
     "missing_modules": [repair_types_of_dropped],
     "test_file_crashed": [repair_crashed_file],
     "script_download_failed": [repair_script_download],
-    "project_build_failed": [repair_typescript_line],
+    "project_build_failed": [repair_typescript_line, repair_types_for_compiler],
 }
 
 
