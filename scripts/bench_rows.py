@@ -63,7 +63,8 @@ def setup_rows(args: argparse.Namespace) -> list[str]:
 
     rows = []
     for path in args.files:
-        records = read_records(path)
+        # a resumed or --retry-failed run appends: a repository's later record wins
+        records = list({(r.repo, r.date): r for r in read_records(path)}.values())
         if not records:
             raise ValueError(f"{path} holds no setup records")
         summary = summarize(records)

@@ -36,11 +36,13 @@ def test_setup_rows_from_setup_batch_records(tmp_path: Path) -> None:
         _record("c/three", "failed", 3, 50.0, None, "installation"),
         _record("d/four", "error", 0, 0.0, None, "input"),
         "{not json",  # a line cut by an interrupted run is not a record
+        _record("e/five", "error", 0, 0.0, None, "crash"),
+        _record("e/five", "failed", 1, 20.0, None, "installation"),  # --retry-failed: this one counts
     ]) + "\n", encoding="utf-8")
     done = rows("setup", results, "--measured", "2026-11-24")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == ("| 2026-11-24 | 0.9.1 | 2021-cold | 2021-06-01 | 2 of 4 | 1 | 30 s | 90 s "
-                                   "| 1.5 | input 1, installation 1 |")
+    assert done.stdout.strip() == ("| 2026-11-24 | 0.9.1 | 2021-cold | 2021-06-01 | 2 of 5 | 1 | 25 s | 110 s "
+                                   "| 1.5 | input 1, installation 2 |")
 
 
 def test_setupbench_rows_later_results_win(tmp_path: Path) -> None:
