@@ -87,8 +87,11 @@ def test_a_command_whose_processes_kill_their_parent_says_so(small: DockerSandbo
     assert small.exec("exit 3").contained == []  # an ordinary failure is no breakout
 
 
-_DAEMON = ("setsid sh -c 'exec sleep 1000' >/dev/null 2>&1 < /dev/null & "
-           "while ! grep -qx sleep /proc/[0-9]*/comm 2>/dev/null; do sleep 0.05; done")
+# Waits on the daemon's own pid until it runs `sleep`, which it does only after setsid: any
+# `sleep` would match the container's own sleeper at once, and a daemon not yet out of the
+# command's session when the command ends is (rightly) killed with it.
+_DAEMON = ("setsid sh -c 'exec sleep 1000' >/dev/null 2>&1 < /dev/null & daemon=$!; "
+           "while [ \"$(cat /proc/$daemon/comm 2>/dev/null)\" != sleep ]; do sleep 0.05; done")
 
 
 def test_processes_left_running_are_killed_and_named_when_asked(small: DockerSandbox) -> None:
