@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.core import Diagnosis, ExecResult, Plan
+from benchsmith.core import ExecResult, Plan
 from benchsmith.setup.node.context import read_node_context
 from benchsmith.setup.node.diagnose import diagnose_node
 from benchsmith.setup.node.ecosystem import NodeEcosystem
@@ -98,17 +98,9 @@ def test_the_task_command_replaces_a_runner_read_from_its_config_once(tmp_path: 
     # tests that were reported are not this case
     reported = diagnosis.model_copy(update={"facts": {**diagnosis.facts, "tests": ["4"]}})
     assert repairer.repair(plan, reported, context) is None
-
-
-def test_a_config_file_runner_is_kept_when_the_script_starts_a_runner(tmp_path: Path) -> None:
-    repo = _checkout(tmp_path / "karma")
-    plan = _plan(repo.path)
-    plan.sources["runner"] = [".mocharc.yml"]
-    context = read_node_context(repo.path).model_copy(
-        update={"scripts": {"test": "karma start --single-run"}})
-    diagnosis = Diagnosis(category="testing", kind="no_tests", reason="the test command ran no "
-                          "tests", facts={"tests": ["0"]})
-    assert NodeRepairer().repair(plan, diagnosis, context) is None
+    # nor a test script that starts a runner itself (one in a browser, the config's in Node)
+    browser = context.model_copy(update={"scripts": {"test": "karma start --single-run"}})
+    assert repairer.repair(plan, diagnosis, browser) is None
 
 
 @pytest.mark.slow
