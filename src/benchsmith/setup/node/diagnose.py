@@ -14,6 +14,7 @@ from benchsmith.setup.node.crashes import crashed_runner
 from benchsmith.setup.node.declared import git_source
 from benchsmith.setup.node.install_scripts import diagnose_script_download
 from benchsmith.setup.node.log_lines import failure_line
+from benchsmith.setup.node.no_tests import diagnose_no_tests
 from benchsmith.setup.system_packages import (
     TOOL_PACKAGES,
     debian_packages_for,
@@ -148,6 +149,8 @@ def diagnose_node(failed: ExecResult, phase: str, context: Any = None) -> Diagno
     if diagnosis := _node_at_fault(out):
         return diagnosis
     if diagnosis := _programs(out):
+        return diagnosis
+    if diagnosis := diagnose_no_tests(failed, phase):  # after what the output names
         return diagnosis
     if phase == "test" and (diagnosis := crashed_runner(out, failed.returncode, context)):
         return diagnosis  # what another Node or a build step would fix comes first

@@ -42,6 +42,7 @@ from benchsmith.setup.node.install_scripts import (
     root_lifecycle_steps,
 )
 from benchsmith.setup.node.managers import ManagerChoice, choose_manager, exact_manager
+from benchsmith.setup.node.no_tests import RAN_NO_TESTS, run_task_command
 from benchsmith.setup.node.repair import NodeRepairer
 from benchsmith.setup.node.runners import detect_test_runner
 from benchsmith.setup.node.runtime import (
@@ -103,6 +104,8 @@ class NodeEcosystem:
                 fresh.node.scripts_off = dict(plan.node.scripts_off)
                 steps = root_lifecycle_steps(context.scripts, fresh.node.berry)
                 fresh.node.build[:0] = [s for s in steps if s not in fresh.node.build]
+            if any(s.endswith(RAN_NO_TESTS) for s in plan.sources.get("runner", [])):
+                run_task_command(fresh, fresh.node, context)  # the config's runner found none
         return fresh
 
     def repairer(self) -> Repairer:

@@ -30,6 +30,7 @@ from benchsmith.setup.node.dependency_repairs import (
 from benchsmith.setup.node.diagnose import BUILD_SCRIPTS, diagnose_node
 from benchsmith.setup.node.install_scripts import repair_script_download
 from benchsmith.setup.node.managers import choose_manager, exact_manager
+from benchsmith.setup.node.no_tests import repair_task_command
 from benchsmith.setup.node.runtime import satisfies, valid_range
 from benchsmith.setup.node.type_packages import repair_types_for_compiler
 from benchsmith.setup.system_repairs import repair_system_packages
@@ -285,6 +286,7 @@ NODE_RULES: dict[DiagnosisKind, list[Rule]] = {
     "test_file_crashed": [repair_crashed_file],
     "script_download_failed": [repair_script_download],
     "project_build_failed": [repair_typescript_line, repair_types_for_compiler],
+    "no_tests": [repair_task_command],
 }
 
 

@@ -102,7 +102,7 @@ _FORMATS: dict[RunnerName, ReportFormat] = {
 }
 
 
-def _runner_of(invocation: Invocation) -> tuple[RunnerName, list[str], list[str]] | None:
+def runner_of(invocation: Invocation) -> tuple[RunnerName, list[str], list[str]] | None:
     """(runner, its start words, the remaining arguments) when `invocation` starts a runner."""
     name = posixpath.basename(invocation.command)
     args = list(invocation.args)
@@ -181,7 +181,7 @@ def _from_invocations(invocations: Sequence[Invocation], scripts: dict[str, Any]
     in Node), with the steps before it."""
     found: list[NodeTestRunner] = []
     for position, invocation in enumerate(invocations):
-        started = _runner_of(invocation) or tape_started_by_node(invocation, _dependencies(package),
+        started = runner_of(invocation) or tape_started_by_node(invocation, _dependencies(package),
                                                                  files)
         if started is None:
             continue
@@ -223,20 +223,11 @@ def _without_runner(invocations: Sequence[Invocation], scripts: dict[str, Any],
                     package: dict[str, Any], files: Sequence[str]) -> NodeTestRunner | None:
     """A runner's configuration, else the test script's own task command run as it is (its
     mocha runs reported, else its console read), else a runner among the dependencies."""
-    tasks = [(position, invocation) for position, invocation in enumerate(invocations)
-             if not is_check(invocation)]
     chosen, source = _from_files(package, files)
     if chosen is not None and not source.startswith("dependency"):
         spec = _plain(chosen, source)
-    elif tasks:
-        position, task = tasks[-1]
-        spec = NodeTestRunner(runner="script", command=[task.command, *task.args],
-                              env=dict(task.env), report_format="script",
-                              sources=[f"scripts.{task.script}"])
-        spec.build_steps = _build_steps(invocations[:position], scripts)
-        spec.notes.append(f"scripts.test runs `{task.text}`, which names no runner benchsmith "
-                          "reads: run as it is, its mocha runs reported, else its console read")
-        return spec
+    elif task := task_command(invocations, scripts):
+        return task
     elif chosen is not None:
         spec = _plain(chosen, source)
     else:
@@ -244,6 +235,22 @@ def _without_runner(invocations: Sequence[Invocation], scripts: dict[str, Any],
     if invocations:
         spec.notes.append(f"scripts.test runs `{invocations[-1].text}`, no runner benchsmith knows")
     spec.build_steps = _build_steps(expand(scripts, "pretest"), scripts)
+    return spec
+
+
+def task_command(invocations: Sequence[Invocation], scripts: dict[str, Any]
+                 ) -> NodeTestRunner | None:
+    """The test script's last task command (no check) run as it is, the "script" runner."""
+    tasks = [(at, invocation) for at, invocation in enumerate(invocations) if not is_check(invocation)]
+    if not tasks:
+        return None
+    position, task = tasks[-1]
+    spec = NodeTestRunner(runner="script", command=[task.command, *task.args],
+                          env=dict(task.env), report_format="script",
+                          sources=[f"scripts.{task.script}"])
+    spec.build_steps = _build_steps(invocations[:position], scripts)
+    spec.notes.append(f"scripts.test runs `{task.text}`, which names no runner benchsmith "
+                      "reads: run as it is, its mocha runs reported, else its console read")
     return spec
 
 
