@@ -13,7 +13,7 @@ import nodesemver
 from benchsmith.core import BenchsmithError, Diagnosis, NodePlan, Plan
 from benchsmith.core.node import DependencyEdit
 from benchsmith.harness.npm_registry import packument
-from benchsmith.setup.node.declared import declarations
+from benchsmith.setup.node.declared import declarations, programs_of
 from benchsmith.setup.node.dependency_repairs import record_edit
 from benchsmith.setup.node.runtime import satisfies, valid_range
 from benchsmith.setup.node.scripts import Invocation, expand
@@ -43,10 +43,8 @@ def _bins(name: str, spec: str | None) -> set[str]:
             version = nodesemver.max_satisfying(list(versions), spec, loose=True)
         except (ValueError, TypeError):
             version = None
-    bins = (versions.get(str(version or (doc.get("dist-tags") or {}).get("latest"))) or {}).get("bin")
-    if isinstance(bins, dict):
-        return {str(b) for b in bins}
-    return {name.rsplit("/", 1)[-1]} if isinstance(bins, str) else set()
+    chosen = versions.get(str(version or (doc.get("dist-tags") or {}).get("latest")))
+    return set(programs_of(chosen, name))
 
 
 def _providers(node: NodePlan, programs: set[str]) -> dict[str, str]:

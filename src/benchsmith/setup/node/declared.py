@@ -16,7 +16,7 @@ import yaml
 from benchsmith.core.node import DependencyEdit
 
 __all__ = ["SECTIONS", "Declared", "declarations", "git_lock_entries", "git_source", "is_git_spec",
-           "locked_versions", "render_edits"]
+           "locked_versions", "programs_of", "render_edits"]
 
 SECTIONS = ("dependencies", "devDependencies", "optionalDependencies")
 # git and GitHub sources: git+https://, git://, github:o/n, o/n#ref, codeload tarballs
@@ -51,6 +51,20 @@ def git_source(spec_or_url: str) -> str | None:
     owner, name = (found.group(1), found.group(2)) if found.group(1) else (found.group(3),
                                                                             found.group(4))
     return f"{owner}/{name}".lower()
+
+
+def programs_of(manifest: Any, name: str | None = None) -> dict[str, str]:
+    """program -> path, from a package.json's (or a registry version's) ``bin``: a lone path is
+    the program named after the package (the last part of `name`, else of its own name)."""
+    if not isinstance(manifest, dict):
+        return {}
+    bins = manifest.get("bin")
+    if isinstance(bins, dict):
+        return {str(program): path for program, path in bins.items() if isinstance(path, str)}
+    name = name or manifest.get("name")
+    if isinstance(bins, str) and isinstance(name, str):
+        return {name.rsplit("/", 1)[-1]: bins}
+    return {}
 
 
 def _read_json(path: Path) -> Any:

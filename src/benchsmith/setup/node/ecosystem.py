@@ -35,7 +35,7 @@ from benchsmith.setup.node.dating import (
     dated_install_command,
     manager_context,
 )
-from benchsmith.setup.node.declared import render_edits
+from benchsmith.setup.node.declared import programs_of, render_edits
 from benchsmith.setup.node.install_scripts import (
     install_line,
     rebuild_command,
@@ -186,19 +186,11 @@ def own_programs(package: Any, node: NodePlan, ctx: NodeContext) -> dict[str, st
     """The project's own programs (package.json ``bin``) that its test command or build steps
     run and no dependency provides: a package manager links its dependencies' programs into
     node_modules/.bin, never the project's own (a test runner testing itself)."""
-    if not isinstance(package, dict):
-        return {}
-    bins = package.get("bin")
-    if isinstance(bins, str) and isinstance(package.get("name"), str):
-        bins = {package["name"].rsplit("/", 1)[-1]: bins}
-    if not isinstance(bins, dict):
-        return {}
     used = {node.tests.command[0] if node.tests.command else ""}
     used |= {word for step in node.build for word in step.split()[:1]}
     declared = {*ctx.dependencies, *ctx.dev_dependencies}
-    return {name: path.removeprefix("./") for name, path in bins.items()
-            if isinstance(path, str) and name in used and name not in declared
-            and ".." not in path and not path.startswith("/")}
+    return {name: path.removeprefix("./") for name, path in programs_of(package).items()
+            if name in used and name not in declared and ".." not in path and not path.startswith("/")}
 
 
 def link_own_program(name: str, path: str) -> str:
