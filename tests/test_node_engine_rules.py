@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from benchsmith.core import ExecResult, NodePlan, NodeTestRun, Plan
+from benchsmith.core import Diagnosis, ExecResult, NodePlan, NodeTestRun, Plan
 from benchsmith.harness.node_fetch import NodeInstall, provide_node
 from benchsmith.harness.npm_registry import fetch_package
 from benchsmith.setup.node.context import NodeContext, read_node_context
 from benchsmith.setup.node.dating import choose_dating, dated_install_command, manager_context
-from benchsmith.setup.node.managers import bundled_npm, choose_manager
+from benchsmith.setup.node.managers import ManagerChoice, bundled_npm, choose_manager, exact_manager
 from benchsmith.setup.node.repair import NodeRepairer
 from benchsmith.testing.fake_npm_registry import FakeNpmRegistry, FakePackage
 
@@ -135,6 +135,26 @@ def test_syntax_newer_than_the_node_moves_to_the_newest_fallback_with_its_npm(
 
 
 @pytest.mark.slow
+def test_yarn_on_node_4_is_a_release_that_starts_there(tmp_path: Path, shared_node: None) -> None:
+    """yarn 1.13 and later declare Node >=4 but stop at startup on it; a switch to Node 4 takes
+    the yarn classic release that runs there."""
+    exact, how = exact_manager(ManagerChoice(name="yarn", version="1.22", source="yarn.lock v1"),
+                               "4.9.1")
+    assert exact == "1.12.3" and "no '1.22' runs on Node 4.9.1" in how
+    node4 = provide_node("4.9.1").node
+    for version, starts in ((exact, True), ("1.13.0", False)):
+        script = fetch_package("yarn", version) / "bin" / "yarn.js"
+        assert _run([node4, str(script), "--version"], tmp_path).ok is starts, version
+    diagnosis = Diagnosis(category="installation", kind="engine_mismatch", reason="engines",
+                          facts={"ranges": ["<5"], "packages": ["old-dependency"]})
+    plan = _plan(version="6.9.0", line="6", fallbacks=["4.9.1"], manager="yarn",
+                 manager_version="1.22.22", manager_source="yarn.lock v1")
+    repaired = NodeRepairer().repair(plan, diagnosis, NodeContext())
+    assert repaired is not None and repaired[0].node is not None
+    assert (repaired[0].node.version, repaired[0].node.manager_version) == ("4.9.1", "1.12.3")
+
+
+@pytest.mark.slow
 def test_a_failure_not_of_the_node_release_ends_with_its_own_diagnosis(
         tmp_path: Path, shared_node: None) -> None:
     repo = RepoBuilder(tmp_path / "failing")
@@ -199,3 +219,29 @@ def test_node_before_7_3_reaches_the_registry_through_the_ca_bundle(
     record = _setup(repo.path, tmp_path / "setup.json", "--date", "2017-04-01")
     assert record["node"]["version"] == "6.9.0" and record["node"]["manager_version"] == "3.10.8"
     assert record["status"] == "validated", record.get("failure_reason")
+
+
+@pytest.mark.slow
+def test_mocha_under_node_before_10_writes_its_per_test_report(
+        tmp_path: Path, shared_node: None) -> None:
+    """The reporter benchsmith gives mocha runs on the Node of an old commit: no `recursive`
+    mkdir (Node 10.12), no ES2015 that Node 4 lacks. The project's postinstall script runs
+    although npm 3 run by root would hand it to `nobody`, who cannot enter the checkout."""
+    repo = RepoBuilder(tmp_path / "oldmocha")
+    repo.commit({"package.json": json.dumps({
+        "name": "oldmocha", "version": "1.0.0", "engines": {"node": "6"},
+        "scripts": {"postinstall": "node -e \"require('fs').writeFileSync('two.js', "
+                                   "'module.exports = 2;')\""},
+        "devDependencies": {"mocha": "3.2.0"}}),
+        ".gitignore": "two.js\n",
+        ".nvmrc": "6.9.0\n",
+        "Makefile": "test:\n\tmocha\n",
+        "test/adds.js": "var assert = require('assert');\ndescribe('math', function () {\n"
+                        "  it('adds', function () { assert.equal(1 + 1, require('../two')); });\n"
+                        "  it('is wrong on purpose', function () { assert.equal(1 + 1, 3); });\n"
+                        "});\n"}, date="2017-03-01T12:00:00+00:00")
+    record = _setup(repo.path, tmp_path / "setup.json", "--date", "2017-04-01", "--threshold", "0.5")
+    assert record["node"]["version"] == "6.9.0"
+    assert record["status"] == "validated", record.get("failure_reason")
+    assert {t["name"]: t["status"] for t in record["tests"]["tests"]} == {
+        "test/adds.js::math > adds": "PASSED", "test/adds.js::math > is wrong on purpose": "FAILED"}

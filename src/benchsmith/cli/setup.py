@@ -56,7 +56,8 @@ def setup(
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
     rate = f"{record.pass_rate:.1%}" if record.pass_rate is not None else "n/a"
-    line = (f"{record.status}: {record.repo} @ {(record.commit or '')[:12]} python {record.python} "
+    runtime = f"Node {record.node.version}" if record.node else f"python {record.python}"
+    line = (f"{record.status}: {record.repo} @ {(record.commit or '')[:12]} {runtime} "
             f"pass rate {rate} in {len(record.iterations)} round(s), {record.duration_s:.0f}s -> {out_path}"
             + (f" (model calls: {record.llm_calls}{', validated with its help' if record.model_assisted else ''})"
                if options.model else ""))

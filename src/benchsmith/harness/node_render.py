@@ -67,33 +67,40 @@ VALUE_OPTIONS: dict[str, frozenset[str]] = {
 
 # A mocha reporter that writes mocha's json reporter's shape, each test also with its
 # `titlePath` (the describe titles, then its own): the space-joined `fullTitle` cannot be split.
+# Written in ES5 without `recursive` directory creation, so that the Node lines of old commits
+# (0.10 to 10.11) run it too.
 MOCHA_REPORTER = """'use strict';
-const fs = require('fs');
-const path = require('path');
+var fs = require('fs');
+var path = require('path');
 function titles(runnable) {
   if (typeof runnable.titlePath === 'function') return runnable.titlePath();
-  const found = [];
-  for (let node = runnable; node; node = node.parent) if (node.title) found.unshift(node.title);
+  var found = [];
+  for (var node = runnable; node; node = node.parent) if (node.title) found.unshift(node.title);
   return found;
 }
 function clean(test) {
-  const err = test.err || {};
+  var err = test.err || {};
   return { title: test.title, fullTitle: titles(test).join(' '), titlePath: titles(test),
            file: test.file, duration: test.duration,
            err: err.message ? { message: String(err.message), stack: String(err.stack || '') } : {} };
 }
+function makeDirectory(directory) {
+  if (fs.existsSync(directory)) return;
+  makeDirectory(path.dirname(directory));
+  fs.mkdirSync(directory);
+}
 function Reporter(runner, options) {
-  const settings = (options && (options.reporterOption || options.reporterOptions)) || {};
-  const output = settings.output || process.env.BENCHSMITH_REPORT;
-  const tests = [], passes = [], failures = [], pending = [];
-  runner.on('test end', (test) => tests.push(test));
-  runner.on('pass', (test) => passes.push(test));
-  runner.on('fail', (test) => failures.push(test));
-  runner.on('pending', (test) => pending.push(test));
-  runner.once('end', () => {
-    const report = { stats: runner.stats || {}, tests: tests.map(clean), passes: passes.map(clean),
-                     failures: failures.map(clean), pending: pending.map(clean) };
-    fs.mkdirSync(path.dirname(output), { recursive: true });
+  var settings = (options && (options.reporterOption || options.reporterOptions)) || {};
+  var output = settings.output || process.env.BENCHSMITH_REPORT;
+  var tests = [], passes = [], failures = [], pending = [];
+  runner.on('test end', function (test) { tests.push(test); });
+  runner.on('pass', function (test) { passes.push(test); });
+  runner.on('fail', function (test) { failures.push(test); });
+  runner.on('pending', function (test) { pending.push(test); });
+  runner.once('end', function () {
+    var report = { stats: runner.stats || {}, tests: tests.map(clean), passes: passes.map(clean),
+                   failures: failures.map(clean), pending: pending.map(clean) };
+    makeDirectory(path.dirname(output));
     fs.writeFileSync(output, JSON.stringify(report, null, 2));
   });
 }

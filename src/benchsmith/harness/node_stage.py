@@ -96,10 +96,13 @@ def launcher(node: str, script: str, nodedir: str, berry: bool = False,
             ': "${NODE_EXTRA_CA_CERTS:=${SSL_CERT_FILE:-}}"\n'
             '[ -n "$NODE_EXTRA_CA_CERTS" ] && export NODE_EXTRA_CA_CERTS || unset NODE_EXTRA_CA_CERTS\n'
             + (cafile if ca_by_config else "")
+            # npm before 7 run by root drops to `nobody` for lifecycle scripts, which then
+            # cannot enter the checkout ("cannot run in wd") and are skipped; later npm ignores it
+            + ': "${npm_config_unsafe_perm:=true}"\n'
             + f': "${{npm_config_registry:={registry}}}"\n'
             f': "${{{yarn}:=$npm_config_registry}}"\n'
             + ("unset YARN_REGISTRY\n" if berry else "")
-            + f'export npm_config_registry {yarn} npm_config_nodedir={shlex.quote(nodedir)}\n'
+            + f'export npm_config_registry {yarn} npm_config_unsafe_perm npm_config_nodedir={shlex.quote(nodedir)}\n'
             f'exec {shlex.quote(node)} {shlex.quote(script)} "$@"\n')
 
 

@@ -196,10 +196,26 @@ def exact_manager(manager: ManagerChoice, node: str) -> tuple[str, str]:
     return exact, f"{package}@{exact}, the newest of {manager.version!r}"
 
 
+# Manager releases that need a newer Node than their engines field says (checked by running
+# `--version`): yarn 1.13.0 and later stop at startup on Node 4 while declaring ">=4.0.0".
+_NODE_FLOORS: dict[str, list[tuple[str, str]]] = {"yarn": [("1.13.0", ">=6.0.0")]}
+
+
+def runs_on(name: str, version: str, node: str) -> bool:
+    """Whether release `version` of manager `name` (npm, yarn classic, pnpm) runs on Node `node`."""
+    meta = (packument(name).get("versions") or {}).get(version)
+    return meta is None or _release_satisfies(node, _engines(meta))
+
+
 def _engines(meta: Any) -> str:
     engines = meta.get("engines") if isinstance(meta, dict) else None
     value = engines.get("node") if isinstance(engines, dict) else None
-    return value if isinstance(value, str) and value.strip() else "*"
+    declared = value if isinstance(value, str) and value.strip() else "*"
+    name, version = (meta.get("name"), meta.get("version")) if isinstance(meta, dict) else (None, None)
+    for first, floor in _NODE_FLOORS.get(str(name), []):
+        if isinstance(version, str) and _release_satisfies(version, f">={first}"):
+            return floor if declared == "*" else f"{declared} {floor}"
+    return declared
 
 
 def _release_satisfies(version: str, spec: str) -> bool:

@@ -29,7 +29,7 @@ from benchsmith.setup.node.dependency_repairs import (
 )
 from benchsmith.setup.node.diagnose import BUILD_SCRIPTS, diagnose_node
 from benchsmith.setup.node.install_scripts import repair_script_download
-from benchsmith.setup.node.managers import choose_manager, exact_manager
+from benchsmith.setup.node.managers import ManagerChoice, choose_manager, exact_manager, runs_on
 from benchsmith.setup.node.no_tests import repair_task_command
 from benchsmith.setup.node.runtime import satisfies, valid_range
 from benchsmith.setup.node.type_packages import repair_types_for_compiler
@@ -75,6 +75,15 @@ def _switch_node(plan: Plan, node: NodePlan, ranges: list[str], why: str, contex
                 node.manager_source = choice.source
                 plan.sources["manager"] = [choice.source, how]
                 plan.notes.append(f"npm {exact}: {choice.reasons[0]}")
+            elif not node.berry and node.manager_version[:1].isdigit() \
+                    and not runs_on(node.manager, node.manager_version, candidate):
+                major = node.manager_version.split(".")[0]
+                exact, how = exact_manager(ManagerChoice(name=node.manager, version=major,
+                                                         source=node.manager_source), candidate)
+                plan.notes.append(f"{node.manager} {node.manager_version} -> {exact}: it does not "
+                                  f"run on Node {candidate}")
+                plan.sources["manager"] = [node.manager_source, how]
+                node.manager_version = exact
             return f"switch Node {previous} -> {candidate} ({why})"
     return None
 
