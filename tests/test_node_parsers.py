@@ -128,6 +128,33 @@ def test_tap_of_node_test_node_tap_and_tape() -> None:
                                             'test/t.js::second "quoted"': F, "test/t.js::third": S}
 
 
+# ava 3's --tap output: its t.log lines are comments after the result, indented
+AVA = """TAP version 13
+ok 1 - skipped # SKIP
+ok 2 - adds
+not ok 3 - fails # hash
+#   a log line
+  ---
+    name: AssertionError
+    assertion: is
+    at: 'test.js:3:52'
+  ...
+ok 4 - logs
+#   hello
+
+1..4
+# tests 4
+# pass 2
+# skip 1
+# fail 1
+"""
+
+
+def test_tap_of_ava_with_logged_lines() -> None:
+    # an unescaped "#" starts a comment, as TAP has it (node-tap: "# time=3ms")
+    assert _statuses("tap", AVA) == {"skipped": S, "adds": P, "fails": F, "logs": P}
+
+
 def test_junit_of_vitest_and_node() -> None:
     vitest = """<?xml version="1.0" encoding="UTF-8" ?>
 <testsuites name="vitest tests"><testsuite name="test/a.test.ts" tests="3">

@@ -21,6 +21,9 @@ _DIRECTIVE = re.compile(r"^\s*(?P<kind>skip|todo)\w*\b", re.IGNORECASE)
 _UNESCAPED_HASH = re.compile(r"(?<!\\)#")
 # tape's closing counts, which are comments too
 _SUMMARY = re.compile(r"^# (?:tests|pass|fail|ok|skip|todo|cancelled|suites|duration_ms)\b")
+# a tape test's title comment; ava's `t.log` lines, printed after their test's result, are
+# comments indented under it ("#   message")
+_TITLE = re.compile(r"^# \S")
 
 
 @dataclass
@@ -136,8 +139,14 @@ def _tests(node: _Node, parents: list[str]) -> list[tuple[list[str], TestStatus]
     return found
 
 
+def _title(line: str) -> bool:
+    return bool(_TITLE.match(line)) and not _SUMMARY.match(line)
+
+
 def _tape_style(lines: list[str]) -> bool:
-    return any(line.startswith("# ") and not _SUMMARY.match(line) for line in lines)
+    """Whether results are grouped under title comments (tape), as opposed to comments that
+    only annotate the results before them (ava's logs)."""
+    return any(_title(line) for line in lines)
 
 
 def _tape(lines: list[str]) -> list[tuple[str, TestStatus]]:
@@ -151,7 +160,7 @@ def _tape(lines: list[str]) -> list[tuple[str, TestStatus]]:
             continue
         if line.strip() == "---" and current is not None:
             yaml = True
-        elif line.startswith("# ") and not _SUMMARY.match(line):
+        elif _title(line):
             title = line[2:].strip()
             skipped = title.startswith("SKIP ")
             current = title[5:] if skipped else title
