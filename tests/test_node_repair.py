@@ -421,3 +421,28 @@ def test_the_ecosystem_renders_what_the_repairs_recorded() -> None:
     assert env["NODE_OPTIONS"] == "--max-old-space-size=4096" and env["npm_config_python"] == "python"
     assert isinstance(ecosystem.repairer(), NodeRepairer) and ecosystem.repairer().apt
     assert ecosystem.render(_plan(dating="not-dated"))[0][0].startswith("npm install")
+
+
+# npm 5.5's own words when its staging directory broke under it (installs run side by side)
+NPM5_STAGING = """npm ERR! path /tmp/x/repo/packages/attrs/node_modules/.staging/@types/babylon-0ee46242/package.json
+npm ERR! code ENOTDIR
+npm ERR! errno -20
+npm ERR! syscall open
+npm ERR! ENOTDIR: not a directory, open '/tmp/x/repo/packages/attrs/node_modules/.staging/@types/babylon-0ee46242/package.json'
+"""
+
+
+def test_npm_5_breaking_its_own_install_moves_to_npm_6() -> None:
+    failed = ExecResult(command="npm install", returncode=254, output=NPM5_STAGING)
+    plan = _plan(version="8.9.0", line="8", manager="npm", manager_version="5.5.1",
+                 manager_source="Node 8.9.0's npm")
+    diagnosis = _diagnose(failed, "install", plan)
+    assert diagnosis.kind == "manager_defect"
+    repaired = NodeRepairer().repair(plan, diagnosis, None)
+    assert repaired is not None and repaired[0].node is not None
+    assert repaired[0].node.manager_version == "6.14.18"  # the last npm 6: it runs on Node 8
+    assert repaired[0].node.manager_source.startswith("repair: npm 5.5.1")
+    # npm 6 itself, or another manager, has no such repair
+    for manager, version in (("npm", "6.14.18"), ("yarn", "1.22.22")):
+        other = _plan(version="8.9.0", line="8", manager=manager, manager_version=version)
+        assert NodeRepairer().repair(other, _diagnose(failed, "install", other), None) is None

@@ -113,7 +113,7 @@ DiagnosisKind = Literal[
     "warnings_as_errors", "yanked",
     # Node.js: runtime engines, peer dependencies, lockfiles, module formats, build output, heap
     "build_output_missing", "engine_mismatch", "gyp_python", "heap_exhausted", "lockfile_unusable",
-    "module_format", "node_version", "peer_conflict", "script_download_failed",
+    "manager_defect", "module_format", "node_version", "peer_conflict", "script_download_failed",
     "test_file_crashed",
     "unknown",  # no rule of the ecosystem names the cause
 ]

@@ -58,6 +58,9 @@ _PEER = re.compile(r"code ERESOLVE|ERESOLVE (?:could not resolve|unable to resol
 _PEER_PACKAGE = re.compile(r"Could not resolve dependency:\s*\n[^\n]*peer (\S+)|"
                            r"[Cc]onflicting peer dependency: (\S+)")
 
+# npm 5's staging directory broken under it mid-install (its own races, worst when installs
+# run side by side, as a monorepo's bootstrap runs them)
+_NPM_STAGING = re.compile(r"\b(?:ENOTDIR|ENOENT|EEXIST|EPERM)\b[^\n]*[/\\]node_modules[/\\]\.staging[/\\]")
 _LOCK_STALE = re.compile(
     r"can only install packages when your package\.json and (?:package-lock\.json|"
     r"npm-shrinkwrap\.json)|Your lockfile needs to be updated|ERR_PNPM_OUTDATED_LOCKFILE|"
@@ -244,6 +247,10 @@ def _install(out: str) -> Diagnosis | None:
                          reason=f"the TypeScript build cannot find {', '.join(modules[:3])}")
     if own := _own_type_errors(out):
         return own
+    if found := _NPM_STAGING.search(out):
+        return Diagnosis(category="installation", kind="manager_defect", evidence=_line(out, found),
+                         reason="npm's staging directory broke during the install (a defect of "
+                                "npm 5)")
     unreadable = _LOCK_UNREADABLE.search(out)
     if found := unreadable or _LOCK_STALE.search(out):
         return Diagnosis(category="installation", kind="lockfile_unusable", evidence=_line(out, found),

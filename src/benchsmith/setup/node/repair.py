@@ -129,6 +129,28 @@ def repair_module_format(plan: Plan, node: NodePlan, diagnosis: Diagnosis, conte
     return _switch_node(plan, node, ranges, f"{need} (Node {MODULE_FEATURES[need]})", context)
 
 
+# npm releases with install defects of their own, and the release line that fixed them
+_NPM_FIXED = {"5": "6"}
+
+
+def repair_manager_defect(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
+                          ) -> str | None:
+    """npm broke its own install: the newest release of the line that fixed it that runs on
+    the Node (npm 6 runs on Node 6 and 8 as npm 5 does)."""
+    fixed = _NPM_FIXED.get(node.manager_version.split(".")[0]) if node.manager == "npm" else None
+    if fixed is None:
+        return None
+    exact, how = exact_manager(ManagerChoice(name="npm", version=fixed, source="repair"),
+                               node.version)
+    if exact.split(".")[0] != fixed:
+        return None
+    previous, node.manager_version = node.manager_version, exact
+    node.manager_source = f"repair: npm {previous} broke the install"
+    plan.notes.append(f"npm {previous} -> {exact}: {diagnosis.reason}")
+    plan.sources["manager"] = [node.manager_source, how]
+    return f"npm {previous} -> {exact} ({diagnosis.reason})"
+
+
 def repair_peer_conflict(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
                          ) -> str | None:
     """Conflicting peer dependencies: install as npm 6 did (peer ranges not enforced)."""
@@ -284,6 +306,7 @@ NODE_RULES: dict[DiagnosisKind, list[Rule]] = {
     "engine_mismatch": [repair_engine],
     "peer_conflict": [repair_peer_conflict],
     "lockfile_unusable": [repair_lockfile],
+    "manager_defect": [repair_manager_defect],
     "module_format": [repair_module_format],
     "node_version": [repair_node_version],
     "build_output_missing": [repair_build_output],
