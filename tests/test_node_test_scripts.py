@@ -45,6 +45,16 @@ def test_package_manager_options_and_run_all_chains_are_followed() -> None:
         assert (spec.runner, spec.args, spec.sources) == ("jest", ["src"], ["scripts.unit"]), test
 
 
+def test_commands_run_side_by_side_are_each_read() -> None:
+    scripts = {"readme": "evalmd README.md", "lint": "eslint lib", "unit": "mocha test/unit"}
+    for test in ("parallelshell 'npm run readme' 'npm run lint' 'npm run unit'",
+                 'concurrently -k -n docs,lint,unit "npm:readme" "npm:lint" "npm run unit"',
+                 "concurrently --names=a,b --prefix name 'eslint lib' 'mocha test/unit'"):
+        spec = _spec({"test": test, **scripts})
+        assert (spec.runner, spec.args) == ("mocha", ["test/unit"]), test
+        assert "eslint lib" in spec.checks and not spec.build_steps, test
+
+
 def test_bail_options_are_dropped_so_every_test_reports() -> None:
     cases = {"mocha --bail test/": ("mocha", ["test/"]), "mocha -b --exit": ("mocha", ["--exit"]),
              "jest --bail 1 src": ("jest", ["src"]), "jest --bail=2": ("jest", []),
@@ -105,7 +115,10 @@ def test_node_running_a_tape_test_directory_is_tape_per_file() -> None:
     files = ("test/index.js", "test/parse.js", "lib/index.js", "build.js")
     spec = _spec({"test": "npm run --silent coverage", "coverage": "covert test"}, files,
                  devDependencies={"tape": "5", "covert": "1"})
-    assert spec.runner == "tape" and spec.test_files == ["test/index.js", "test/parse.js"]
+    # node runs the directory's index.js (which requires the other files), not each file
+    assert spec.runner == "tape" and spec.test_files == ["test/index.js"]
+    assert _spec({"test": "covert test"}, ("test/parse.js", "test/utils.js"),
+                 devDependencies={"tape": "5"}).test_files == ["test/parse.js", "test/utils.js"]
     assert _spec({"test": "node build.js && tape test/parse.js"}, files,
                  devDependencies={"tape": "5"}).args == ["test/parse.js"]
 

@@ -24,6 +24,13 @@ _WRAPPER_VALUE_OPTIONS = frozenset({"-e", "-f", "--reporter", "-r", "--require",
                                     "--temp-dir", "--report-dir", "-c", "--config", "--include",
                                     "--exclude", "-p", "--package"})
 _RUN_ALL = frozenset({"npm-run-all", "run-s", "run-p", "npm-run-all2"})
+# Tools whose arguments are whole commands run side by side (`parallelshell 'npm run a' 'b'`,
+# `concurrently "npm:lint" "mocha"`), and concurrently's options that take a value.
+_COMMAND_LISTS = frozenset({"parallelshell", "concurrently"})
+_LIST_VALUE_OPTIONS = frozenset({"-n", "--names", "-c", "--prefix-colors", "-p", "--prefix",
+                                 "-l", "--prefix-length", "-t", "--timestamp-format", "-s",
+                                 "--success", "-m", "--max-processes", "--restart-tries",
+                                 "--restart-after", "--name-separator", "--default-input-target"})
 _PACKAGE_MANAGERS = frozenset({"npm", "yarn", "pnpm"})
 # yarn/pnpm subcommands that are not script names
 _PM_COMMANDS = frozenset({"install", "add", "exec", "dlx", "build", "workspace", "workspaces",
@@ -181,6 +188,12 @@ def _expand_text(scripts: dict[str, Any], name: str, script: str, extra: list[st
                         invocation.env = {**env, **invocation.env}
                         found.append(invocation)
             continue
+        if words[0] in _COMMAND_LISTS and depth <= _MAX_DEPTH:
+            for command in _listed_commands(words[1:]):
+                for invocation in _expand_text(scripts, name, command, None, depth + 1, makefile):
+                    invocation.env = {**env, **invocation.env}
+                    found.append(invocation)
+            continue
         if words[0] == "make" and makefile is not None and depth <= _MAX_DEPTH:
             targets = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
             lines = recipe(makefile, targets[0] if targets else None)
@@ -193,6 +206,21 @@ def _expand_text(scripts: dict[str, Any], name: str, script: str, extra: list[st
         args = words[1:] + ((extra or []) if last else [])
         found.append(Invocation(words[0], args, env, name))
     return found
+
+
+def _listed_commands(args: list[str]) -> list[str]:
+    """The commands among a parallel runner's arguments; concurrently's `npm:x` is `npm run x`."""
+    commands: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg.startswith("-"):
+            skip = "=" not in arg and arg in _LIST_VALUE_OPTIONS
+        else:
+            shortcut = re.match(r"^(npm|yarn|pnpm|bun):(\S+)$", arg)
+            commands.append(f"{shortcut[1]} run {shortcut[2]}" if shortcut else arg)
+    return commands
 
 
 def _matching(scripts: dict[str, Any], pattern: str) -> list[str]:

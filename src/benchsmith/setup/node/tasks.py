@@ -19,7 +19,7 @@ CHECKS = frozenset({"eslint", "prettier", "tslint", "standard", "semistandard", 
                     "true", "husky", "simple-git-hooks", "lefthook", "is-ci", "npm-check",
                     "codecov", "coveralls", "nyc", "c8", "check-dts", "size-limit", "cspell",
                     "dtslint", "eclint", "editorconfig-checker", "yaspeller", "api-extractor",
-                    "rm", "mkdir", "cat", "clean-publish", "aud", "sort-package-json"})
+                    "rm", "mkdir", "cat", "clean-publish", "aud", "sort-package-json", "evalmd"})
 # Type checkers: a check when they emit nothing.
 _TYPE_CHECKERS = frozenset({"tsc", "vue-tsc", "tsc-silent", "glint"})
 # Scripts that run the tests in Node when `test` runs them in a browser, those naming Node first.
@@ -63,6 +63,8 @@ def tape_started_by_node(invocation: Invocation, dependencies: set[str], files: 
         return None
     if target in files or f"{target}.js" in files:
         return "tape", ["tape"], [target if target in files else f"{target}.js"]
+    if f"{target}/index.js" in files:  # node runs a directory's index.js, which requires the rest
+        return "tape", ["tape"], [f"{target}/index.js"]
     if any(path.startswith(target + "/") for path in files):
         return "tape", ["tape"], [f"{target}/**/*.js"]
     return None
