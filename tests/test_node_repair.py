@@ -432,7 +432,7 @@ npm ERR! ENOTDIR: not a directory, open '/tmp/x/repo/packages/attrs/node_modules
 """
 
 
-def test_npm_5_breaking_its_own_install_moves_to_npm_6() -> None:
+def test_npm_before_6_breaking_its_own_install_moves_to_npm_6() -> None:
     failed = ExecResult(command="npm install", returncode=254, output=NPM5_STAGING)
     plan = _plan(version="8.9.0", line="8", manager="npm", manager_version="5.5.1",
                  manager_source="Node 8.9.0's npm")
@@ -442,7 +442,11 @@ def test_npm_5_breaking_its_own_install_moves_to_npm_6() -> None:
     assert repaired is not None and repaired[0].node is not None
     assert repaired[0].node.manager_version == "6.14.18"  # the last npm 6: it runs on Node 8
     assert repaired[0].node.manager_source.startswith("repair: npm 5.5.1")
-    # npm 6 itself, or another manager, has no such repair
+    # npm 3 on Node 6 too; npm 6 itself, or another manager, has no such repair
+    older = _plan(version="6.9.5", line="6", manager="npm", manager_version="3.10.8")
+    again = NodeRepairer().repair(older, _diagnose(failed, "install", older), None)
+    assert again is not None and again[0].node is not None
+    assert again[0].node.manager_version == "6.14.18"
     for manager, version in (("npm", "6.14.18"), ("yarn", "1.22.22")):
         other = _plan(version="8.9.0", line="8", manager=manager, manager_version=version)
         assert NodeRepairer().repair(other, _diagnose(failed, "install", other), None) is None

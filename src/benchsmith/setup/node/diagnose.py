@@ -58,7 +58,7 @@ _PEER = re.compile(r"code ERESOLVE|ERESOLVE (?:could not resolve|unable to resol
 _PEER_PACKAGE = re.compile(r"Could not resolve dependency:\s*\n[^\n]*peer (\S+)|"
                            r"[Cc]onflicting peer dependency: (\S+)")
 
-# npm 5's staging directory broken under it mid-install (its own races, worst when installs
+# npm 3 to 5 breaking its own staging directory mid-install (its races, worst when installs
 # run side by side, as a monorepo's bootstrap runs them)
 _NPM_STAGING = re.compile(r"\b(?:ENOTDIR|ENOENT|EEXIST|EPERM)\b[^\n]*[/\\]node_modules[/\\]\.staging[/\\]")
 _LOCK_STALE = re.compile(
@@ -250,7 +250,7 @@ def _install(out: str) -> Diagnosis | None:
     if found := _NPM_STAGING.search(out):
         return Diagnosis(category="installation", kind="manager_defect", evidence=_line(out, found),
                          reason="npm's staging directory broke during the install (a defect of "
-                                "npm 5)")
+                                "npm 3 to 5)")
     unreadable = _LOCK_UNREADABLE.search(out)
     if found := unreadable or _LOCK_STALE.search(out):
         return Diagnosis(category="installation", kind="lockfile_unusable", evidence=_line(out, found),

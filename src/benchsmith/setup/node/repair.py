@@ -130,13 +130,13 @@ def repair_module_format(plan: Plan, node: NodePlan, diagnosis: Diagnosis, conte
 
 
 # npm releases with install defects of their own, and the release line that fixed them
-_NPM_FIXED = {"5": "6"}
+_NPM_FIXED = {"3": "6", "4": "6", "5": "6"}
 
 
 def repair_manager_defect(plan: Plan, node: NodePlan, diagnosis: Diagnosis, context: Any
                           ) -> str | None:
     """npm broke its own install: the newest release of the line that fixed it that runs on
-    the Node (npm 6 runs on Node 6 and 8 as npm 5 does)."""
+    the Node (npm 6 runs on Node 6 and 8 as npm 3 to 5 do)."""
     fixed = _NPM_FIXED.get(node.manager_version.split(".")[0]) if node.manager == "npm" else None
     if fixed is None:
         return None
