@@ -226,6 +226,34 @@ def test_npm_workspace(tmp_path: Path, shared_node: None) -> None:
 
 
 @pytest.mark.slow
+def test_a_monorepo_without_a_root_test_script_runs_its_workspaces_tests(
+        tmp_path: Path, shared_node: None) -> None:
+    """The root declares mocha (hoisted for its workspaces) but no test script: the workspaces'
+    own test scripts run, each mocha run reported per test; a workspace without one is left be."""
+    mocha = "const assert = require('assert');\n" + BDD.format(check="assert.strictEqual")
+    repo = _repo(tmp_path / "mono", {"name": "mono", "private": True,
+                                     "workspaces": ["packages/*", "tools/cli"],
+                                     "devDependencies": {"mocha": "10.7.3"}}, {
+        "packages/core/package.json": json.dumps({"name": "core", "version": "1.0.0",
+                                                  "scripts": {"test": "mocha --bail test"}}),
+        "packages/core/test/core.js": mocha,
+        "packages/docs/package.json": json.dumps({"name": "docs", "version": "1.0.0"}),
+        "tools/cli/package.json": json.dumps({"name": "cli", "version": "1.0.0",
+                                              "scripts": {"test": "node --test"}}),
+        "tools/cli/test/cli.test.js": NODE_TEST.format(imports="", name="cli", value="3")})
+    _lock_with(repo.path, ["npm", "install", "--package-lock-only"])
+    repo.commit({}, "initial", date=DATE)
+    record = _setup(repo.path, tmp_path / "setup.json")
+    assert record["node"]["tests"]["runner"] == "script"
+    assert "packages/core tools/cli" in record["node"]["tests"]["command"][-1]
+    tests = _tests(record)
+    assert {name: tests.get(name) for name in ("packages/core/test/core.js::math > adds",
+                                               "packages/core/test/core.js::math > multiplies")} \
+        == {"packages/core/test/core.js::math > adds": "PASSED",
+            "packages/core/test/core.js::math > multiplies": "PASSED"}
+
+
+@pytest.mark.slow
 @pytest.mark.docker
 def test_node_test_project_on_docker(tmp_path: Path, shared_node: None) -> None:
     repo = _repo(tmp_path / "plain", {"name": "plain", "scripts": {"test": "node --test"}},

@@ -6,6 +6,7 @@ from benchsmith.harness.node_render import render_test_command
 from benchsmith.parsing.node_reports import parse_node_report
 from benchsmith.setup.node.runners import detect_test_runner
 from benchsmith.setup.node.scripts import expand
+from benchsmith.setup.node.workspaces import workspace_packages, workspace_tests
 
 MAKEFILE = """REPORTER = dot
 TESTS ?= test/*.js
@@ -141,3 +142,21 @@ def test_script_reports_read_hook_events_else_the_console() -> None:
     tap = "TAP version 13\n# adds\nok 1 should be equal\n# fails\nnot ok 2 nope\n"
     assert {r.name: r.status.value for r in parse_node_report("script", tap)} == {
         "adds": "PASSED", "fails": "FAILED"}
+
+
+def test_workspace_globs_name_the_packages_in_their_order() -> None:
+    files = ["package.json", "packages/b/package.json", "packages/a/package.json",
+             "packages/a/sub/package.json", "tools/x/package.json", "packages/old/package.json",
+             "packages/a/node_modules/dep/package.json"]
+    assert workspace_packages(["tools/*", "packages/*", "!packages/old"], files) == [
+        "tools/x", "packages/a", "packages/b"]
+    assert workspace_packages(["packages/**"], files) == [
+        "packages/a", "packages/a/sub", "packages/b", "packages/old"]
+    texts = {"packages/a/package.json": '{"scripts": {"test": "jest"}}',
+             "packages/b/package.json": '{"scripts": {"test": "echo \\"Error: no test specified\\""}}'}
+    spec = workspace_tests({"workspaces": ["packages/*"]}, ["packages/*"], files, texts.get, "yarn")
+    assert spec is not None and spec.runner == "script" and "for d in packages/a;" in spec.command[-1]
+    assert "yarn run test" in spec.command[-1]
+    # a root test script of its own comes first
+    assert workspace_tests({"scripts": {"test": "jest"}}, ["packages/*"], files, texts.get,
+                           "npm") is None

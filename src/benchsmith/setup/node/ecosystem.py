@@ -52,6 +52,7 @@ from benchsmith.setup.node.runtime import (
     satisfies,
     valid_range,
 )
+from benchsmith.setup.node.workspaces import workspace_tests
 from benchsmith.setup.pyversion import RELEASE_DATES
 
 __all__ = ["NodeEcosystem"]
@@ -218,7 +219,11 @@ def _plan(repo: Path, ctx: NodeContext, choice: NodeChoice, manager: ManagerChoi
         target = repo / path
         return target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
 
-    runner = detect_test_runner(package if isinstance(package, dict) else {}, _tracked(repo), read)
+    package = package if isinstance(package, dict) else {}
+    tracked = _tracked(repo)
+    runner = detect_test_runner(package, tracked, read)
+    if runner is None or runner.sources[0].startswith("dependency "):  # nothing better said
+        runner = workspace_tests(package, ctx.workspaces, tracked, read, manager.name) or runner
     if runner is None:
         raise BenchsmithError("no JavaScript test runner found (package.json scripts.test, a "
                               "runner's config file or a runner among the dependencies)")
