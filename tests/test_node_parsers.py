@@ -7,6 +7,7 @@ import json
 import pytest
 
 from benchsmith.core import TestStatus
+from benchsmith.parsing.browsers import browser_missing
 from benchsmith.parsing.node_reports import parse_node_report
 
 P, F, S, E = TestStatus.PASSED, TestStatus.FAILED, TestStatus.SKIPPED, TestStatus.ERROR
@@ -153,6 +154,14 @@ ok 4 - logs
 def test_tap_of_ava_with_logged_lines() -> None:
     # an unescaped "#" starts a comment, as TAP has it (node-tap: "# time=3ms")
     assert _statuses("tap", AVA) == {"skipped": S, "adds": P, "fails": F, "logs": P}
+    # ava's own format: a failed hook is a comment before its test's result, not a title
+    hooked = ("TAP version 13\nok 1 - main › adds\n"
+              "# browser › beforeEach hook for chromium - loads\n"
+              "not ok 2 - browser › chromium - loads\n  ---\n    name: Error\n  ...\n"
+              "ok 3 - main › logs\n#   hello\n1..3\n# tests 3\n# pass 2\n# fail 1\n")
+    assert _statuses("tap-flat", AVA + hooked) == {
+        "skipped": S, "adds": P, "fails": F, "logs": P, "main › adds": P,
+        "browser › chromium - loads": F, "main › logs": P}
 
 
 def test_junit_of_vitest_and_node() -> None:
@@ -203,3 +212,25 @@ printed at the margin
                                            "suite > later": S}
     with pytest.raises(ValueError):
         parse_node_report("xml", "")
+
+
+def test_tests_failing_on_a_browser_that_is_not_installed_are_named() -> None:
+    launch = ("browserType.launch: Executable doesn't exist at /root/.cache/ms-playwright/"
+              "chromium_headless_shell-1255/chrome-headless-shell")
+    tap = ("TAP version 13\nok 1 - main › adds\n# browser › beforeEach hook for chromium - loads\n"
+           f"not ok 2 - browser › chromium - loads\n  ---\n    message: `{launch}`\n  ...\n"
+           "not ok 3 - main › fails\n  ---\n    message: no\n  ...\n1..3\n")
+    assert browser_missing("tap-flat", tap) == ["browser › chromium - loads"]
+    jest = json.dumps({"testResults": [{"name": "/repo/test/ui.test.js", "assertionResults": [
+        {"status": "failed", "title": "renders", "ancestorTitles": ["ui"],
+         "failureMessages": ["Error: Could not find Chrome (ver. 121.0.6167.85)"]},
+        {"status": "failed", "title": "counts", "ancestorTitles": ["ui"],
+         "failureMessages": ["AssertionError: 1 == 2"]}]}]})
+    assert browser_missing("jest-json", jest, "/repo") == ["test/ui.test.js::ui > renders"]
+    mocha = json.dumps({"stats": {}, "failures": [
+        {"title": "opens", "titlePath": ["page", "opens"], "file": "/repo/test/page.js",
+         "err": {"message": launch}},
+        {"title": "closes", "titlePath": ["page", "closes"], "file": "/repo/test/page.js",
+         "err": {"message": "timeout"}}]})
+    assert browser_missing("mocha-json", mocha, "/repo") == ["test/page.js::page > opens"]
+    assert browser_missing("tap-flat", "not ok 1 - plain failure\n") == []

@@ -254,6 +254,30 @@ def test_a_monorepo_without_a_root_test_script_runs_its_workspaces_tests(
 
 
 @pytest.mark.slow
+def test_tests_whose_browser_is_not_installed_are_not_counted(tmp_path: Path,
+                                                             shared_node: None) -> None:
+    """Four of seven tests fail as Playwright fails without its browser download (which
+    installs skip): validated on the other three, the four named in `needs_browser`."""
+    browser = ("const assert = require('assert');\ndescribe('page', () => {\n"
+               + "".join(f"  it('opens in {name}', () => {{ throw new Error("
+                         f"\"browserType.launch: Executable doesn't exist at /root/.cache/"
+                         f"ms-playwright/{name}-1255/{name}\"); }});\n"
+                         for name in ("chromium", "firefox", "webkit", "edge"))
+               + "});\n")
+    repo = _repo(tmp_path / "pageproj", {"name": "pageproj", "version": "1.0.0",
+                                         "scripts": {"test": "mocha"},
+                                         "devDependencies": {"mocha": "10.7.3"}},
+                 {"test/math.js": "const assert = require('assert');\n"
+                                  + BDD.format(check="assert.strictEqual"),
+                  "test/page.js": browser})
+    repo.commit({}, "initial", date=DATE)
+    record = _setup(repo.path, tmp_path / "setup.json")
+    assert sorted(record["needs_browser"]) == [
+        f"test/page.js::page > opens in {name}" for name in ("chromium", "edge", "firefox", "webkit")]
+    assert record["pass_rate"] == 1.0 and record["tests"]["PASSED"] == 2
+
+
+@pytest.mark.slow
 @pytest.mark.docker
 def test_node_test_project_on_docker(tmp_path: Path, shared_node: None) -> None:
     repo = _repo(tmp_path / "plain", {"name": "plain", "scripts": {"test": "node --test"}},

@@ -14,10 +14,11 @@ NodeRunnerName = Literal["jest", "vitest", "mocha", "ava", "tap", "tape", "node"
                          "karma", "playwright", "web-test-runner", "script"]
 # jest-json: jest's --json (vitest writes the same shape); mocha-json: mocha's json reporter;
 # tap: one TAP stream whose top-level subtests are files (node-tap); tap-files: TAP per file,
-# each after a "# benchsmith-file: <path>" line; junit: JUnit XML; console: the runner's console;
+# each after a "# benchsmith-file: <path>" line; tap-flat: one TAP stream of tests, its comments
+# never titles (ava, which prints a failed hook as a comment before its test); junit: JUnit XML; console: the runner's console;
 # uvu-files: uvu's events per file (see harness/node_render.py); script: the mocha events any
 # process of a script reported, else the script's console
-NodeReportFormat = Literal["jest-json", "mocha-json", "tap", "tap-files", "junit", "console",
+NodeReportFormat = Literal["jest-json", "mocha-json", "tap", "tap-files", "tap-flat", "junit", "console",
                            "uvu-files", "script"]
 NODE_RUNNERS: frozenset[str] = frozenset(NodeRunnerName.__args__)  # type: ignore[attr-defined]
 ManagerName = Literal["npm", "yarn", "pnpm"]

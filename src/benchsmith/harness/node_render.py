@@ -95,7 +95,7 @@ function Reporter(runner, options) {
   var tests = [], passes = [], failures = [], pending = [];
   runner.on('test end', function (test) { tests.push(test); });
   runner.on('pass', function (test) { passes.push(test); });
-  runner.on('fail', function (test) { failures.push(test); });
+  runner.on('fail', function (test, err) { if (err && !test.err) test.err = err; failures.push(test); });
   runner.on('pending', function (test) { pending.push(test); });
   runner.once('end', function () {
     var report = { stats: runner.stats || {}, tests: tests.map(clean), passes: passes.map(clean),
@@ -204,7 +204,7 @@ def render_test_command(run: NodeTestRun, test_files: Sequence[str] = ()) -> Nod
                                report_format="uvu-files", report_file=True)
     elif runner == "ava":
         return NodeTestCommand(command=_line(prefix, start, quoted, "--tap", shlex.join(focused)),
-                               report_format="tap")
+                               report_format="tap-flat")
     elif runner == "tap":
         return NodeTestCommand(
             command=_line(prefix, start, quoted, "--reporter=tap", shlex.join(focused)),

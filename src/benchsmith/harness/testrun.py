@@ -29,6 +29,7 @@ from benchsmith.harness.names import status_of
 from benchsmith.harness.node_render import REPORT_ENV, REPORT_FILE_FORMATS
 from benchsmith.harness.pytest_compat import adapt, pytest_version, reads_report_option
 from benchsmith.parsing import network_failures, parse_test_output, running_test
+from benchsmith.parsing.browsers import browser_missing
 from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
 from benchsmith.parsing.node_reports import parse_node_report
 
@@ -85,6 +86,8 @@ class TestRun(BaseModel):
     # the run, or of the tests named, count as failures
     tampered: list[str] = Field(default_factory=list)
     needs_network: list[str] = Field(default_factory=list)  # failed trying to reach another host
+    # failed because the browser a test library drives is not installed (Node runners)
+    needs_browser: list[str] = Field(default_factory=list)
     # a docstring line the runner printed in place of a test's name -> the tests it stands for
     described: dict[str, list[str]] = Field(default_factory=dict)
     # limits the commands reached and what the sandbox had to stop (ExecResult.contained)
@@ -158,8 +161,10 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
             if result.sandbox_stopped:  # nothing more runs there, its report included
                 outputs.append(f"$ {command}\n{result.output}\n")
                 break
-            parsed = (node_results(sandbox, report_format, node_report, result.output)
+            browserless: list[str] = []
+            parsed = (node_results(sandbox, report_format, node_report, result.output, browserless)
                       if report_format and node_report else parse_test_output(result.output, runner))
+            run.needs_browser += [name for name in browserless if name not in run.needs_browser]
             console = {t.name: t.status for t in parsed}
             for test in parsed:
                 if test.description:
@@ -230,10 +235,11 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
     return run, results
 
 
-def node_results(sandbox: Sandbox, report_format: str, report: str, output: str
-                 ) -> list[TestResult]:
+def node_results(sandbox: Sandbox, report_format: str, report: str, output: str,
+                 browserless: list[str] | None = None) -> list[TestResult]:
     """Per-test results of a Node runner's command: its report file (removed once read), or
-    its output for the formats written there; IDs relative to the checkout."""
+    its output for the formats written there; IDs relative to the checkout. The tests that
+    failed on a browser that is not installed are added to `browserless`."""
     text = output
     if report_format in REPORT_FILE_FORMATS:
         try:
@@ -242,6 +248,8 @@ def node_results(sandbox: Sandbox, report_format: str, report: str, output: str
             return []
         sandbox.exec(f"rm -f {shlex.quote(report)} {shlex.quote(report + '.reporter.cjs')}",
                      timeout=60)
+    if browserless is not None:
+        browserless += browser_missing(report_format, text, root=sandbox.workdir)
     try:
         return parse_node_report(report_format, text, root=sandbox.workdir)
     except ValueError:  # a report cut short (the runner was killed while writing it)

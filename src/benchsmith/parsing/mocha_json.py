@@ -39,11 +39,12 @@ def parse_mocha_json(report: str, root: str | None = None) -> list[TestResult]:
     for key, status in (("passes", TestStatus.PASSED), ("pending", TestStatus.SKIPPED),
                         ("failures", TestStatus.FAILED)):
         for test in data.get(key) or []:
-            found.append((_name(test, root), status))
+            found.append((mocha_name(test, root), status))
     return results(found)
 
 
-def _name(test: dict[str, Any], root: str | None) -> str:
+def mocha_name(test: dict[str, Any], root: str | None) -> str:
+    """The ID of one test of a mocha JSON report."""
     file = relative_path(str(test.get("file") or ""), root)
     titles = test.get("titlePath")
     if isinstance(titles, list):

@@ -11,8 +11,8 @@ from benchsmith.parsing.mocha_json import parse_mocha_json
 from benchsmith.parsing.node_events import parse_node_events, parse_script_report
 from benchsmith.parsing.tap import parse_tap
 
-REPORT_FORMATS = ("jest-json", "mocha-json", "tap", "tap-files", "junit", "console", "uvu-files",
-                  "script")
+REPORT_FORMATS = ("jest-json", "mocha-json", "tap", "tap-files", "tap-flat", "junit", "console",
+                  "uvu-files", "script")
 
 
 def parse_node_report(report_format: str, report: str, root: str | None = None) -> list[TestResult]:
@@ -22,8 +22,9 @@ def parse_node_report(report_format: str, report: str, root: str | None = None) 
         return parse_jest_json(report, root)
     if report_format == "mocha-json":
         return parse_mocha_json(report, root)
-    if report_format in {"tap", "tap-files"}:
-        return parse_tap(report, root, files_at_top=report_format == "tap")
+    if report_format in {"tap", "tap-files", "tap-flat"}:
+        return parse_tap(report, root, files_at_top=report_format == "tap",
+                         flat=report_format == "tap-flat")
     if report_format == "junit":
         return parse_js_junit(report, root)
     if report_format == "console":

@@ -34,13 +34,15 @@ class _Node:
     children: list[_Node] = field(default_factory=list)
 
 
-def parse_tap(output: str, root: str | None = None, files_at_top: bool = False) -> list[TestResult]:
+def parse_tap(output: str, root: str | None = None, files_at_top: bool = False,
+              flat: bool = False) -> list[TestResult]:
     """Per-test results of TAP `output`. With `files_at_top`, the top-level subtests are the test
-    files (node-tap); ``# benchsmith-file:`` lines name the file of what follows them."""
+    files (node-tap); ``# benchsmith-file:`` lines name the file of what follows them. With
+    `flat`, every result line is a test and no comment is a tape title (ava)."""
     found: list[tuple[str, TestStatus]] = []
     for file, chunk in _chunks(output):
         file = relative_path(file, root) if file else ""
-        if not any(_SUBTEST.match(line) for line in chunk) and _tape_style(chunk):
+        if not flat and not any(_SUBTEST.match(line) for line in chunk) and _tape_style(chunk):
             found += [(test_id(file, [title]), status) for title, status in _tape(chunk)]
             continue
         for node in _tree(chunk):
@@ -141,6 +143,21 @@ def _tests(node: _Node, parents: list[str]) -> list[tuple[list[str], TestStatus]
 
 def _title(line: str) -> bool:
     return bool(_TITLE.match(line)) and not _SUMMARY.match(line)
+
+
+def tap_failures(output: str) -> list[tuple[str, str]]:
+    """(description, the YAML and comments after it) of each failed result of a flat TAP
+    stream (ava's), its own comments included: what the failure says."""
+    found: list[tuple[str, list[str]]] = []
+    for line in output.splitlines():
+        result = _RESULT.match(line)
+        if result and not result["indent"]:
+            description, directive = _split(result["rest"])
+            failed = _status(result["ok"], directive) is TestStatus.FAILED
+            found.append((description if failed else "", []))
+        elif found:
+            found[-1][1].append(line)
+    return [(name, "\n".join(lines)) for name, lines in found if name]
 
 
 def _tape_style(lines: list[str]) -> bool:

@@ -48,7 +48,7 @@ from benchsmith.setup.record import (
 from benchsmith.setup.refdb import ReferenceDB, ReferencePlans
 from benchsmith.setup.repair import RuleRepairer
 from benchsmith.setup.system_repairs import without_system_packages
-from benchsmith.setup.test_signals import needs_network
+from benchsmith.setup.test_signals import needs_browser, needs_network
 
 Progress = Callable[[str], None]
 
@@ -328,8 +328,8 @@ class SetupEngine:
             iteration.offline = (self.options.offline_tests and self.options.sandbox.network_cutoff
                                  and sandbox.set_network(False))
             outputs, tests = self._run_tests(sandbox, plan, env, iteration, focus)
-            # Tests that tried to reach another host say nothing about the environment.
-            network = set(iteration.needs_network)
+            # Tests that tried to reach another host, or a browser not here, say nothing of it.
+            network = set(iteration.needs_network) | set(iteration.needs_browser)
             tests = [t for t in tests if t.name not in network]
             counts = count_tests(tests)
             iteration.tests = {s.value: getattr(counts, s.value) for s in TestStatus}
@@ -344,9 +344,9 @@ class SetupEngine:
             if (iteration.validated and snapshot and self.options.commit_images
                     and self.options.sandbox.snapshots):
                 self._snapshot(sandbox, checkout, iteration)
-            if not iteration.validated and rate is None and iteration.needs_network:
-                iteration.diagnosis = needs_network(iteration.needs_network, outputs,
-                                                    getattr(context, "test_hosts", []))
+            if not iteration.validated and rate is None and network:
+                iteration.diagnosis = needs_browser(iteration.needs_browser) if not iteration.needs_network \
+                    else needs_network(iteration.needs_network, outputs, getattr(context, "test_hosts", []))
             elif not iteration.validated:
                 failed = next((r for r in outputs if not r.ok), outputs[-1])
                 iteration.diagnosis = self._repairer(plan).diagnose(plan, failed, "test", context)
@@ -380,7 +380,7 @@ class SetupEngine:
             self.options.test_timeout_s, stall_timeout=self.options.stall_timeout_s, env=env,
             report_format=plan.node.tests.report_format if plan.node else None)
         iteration.commands += run.commands
-        iteration.needs_network = list(run.needs_network)
+        iteration.needs_network, iteration.needs_browser = list(run.needs_network), list(run.needs_browser)
         for hung in run.hung:
             self.progress(f"  crashed: {hung} (killed the test process; left out)"
                           if hung in run.crashed else f"  left out: {hung} (waits on the "

@@ -42,6 +42,7 @@ class Iteration(BaseModel):
     hung: list[str] = Field(default_factory=list)  # tests stopped for making no progress
     crashed: list[str] = Field(default_factory=list)  # of `hung`: killed the test process
     needs_network: list[str] = Field(default_factory=list)  # failed reaching another host
+    needs_browser: list[str] = Field(default_factory=list)  # failed: their browser is not here
     offline: bool = False  # the tests ran cut off from the network (loopback only)
     # requirements of the project's extras that skip reasons named (see setup/optional.py)
     optional: list[str] = Field(default_factory=list)
@@ -96,6 +97,7 @@ class SetupRecord(BaseModel):
     # validated on these test files only (a dataset's own tests, `prepare`); empty: the suite
     focus: list[str] = Field(default_factory=list)
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
+    needs_browser: list[str] = Field(default_factory=list)  # not counted: their browser is absent
     stand_ins: list[str] = Field(default_factory=list)  # public hosts local stand-ins answered for
     tests_offline: bool = False  # the validating tests ran without network access
     network: dict[str, str] = Field(default_factory=dict)  # phase -> the network it had
@@ -120,6 +122,7 @@ class SetupRecord(BaseModel):
         if plan.node is not None:  # test files left out: a test in each crashed the runner
             self.crashed += [f for f in plan.node.tests.crashed if f not in self.crashed]
         self.needs_network = list(iteration.needs_network)
+        self.needs_browser = list(iteration.needs_browser)
         self.collection_errors = list(iteration.collection_errors)
         self.failure_groups = list(iteration.diagnosis.facts.get("failure_groups", [])
                                    if iteration.diagnosis else [])

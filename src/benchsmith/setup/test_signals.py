@@ -15,8 +15,8 @@ from benchsmith.parsing import (
 )
 from benchsmith.setup.context_model import Hint
 
-__all__ = ["COLLECTION_INTERRUPTED", "collection_needs_network", "log_tail", "needs_network",
-           "no_tests_ran", "runner_failure", "steps_asked_for"]
+__all__ = ["COLLECTION_INTERRUPTED", "collection_needs_network", "log_tail", "needs_browser",
+           "needs_network", "no_tests_ran", "runner_failure", "steps_asked_for"]
 
 COLLECTION_INTERRUPTED = re.compile(r"Interrupted: (\d+) errors? during collection")
 # A test that asks for a step of the project's own first: "Please run the following command to
@@ -82,6 +82,14 @@ def no_tests_ran(out: str, returncode: int, runner: str) -> bool:
     if runner == "bintest":
         return bool(re.search(r"tests finished: 0 passed, in ", out))
     return returncode == 5 or "no tests ran" in out or "collected 0 items" in out
+
+
+def needs_browser(tests: list[str]) -> Diagnosis:
+    """Every test that ran failed on a browser its test library drives that is not installed
+    (installs skip Playwright's and Puppeteer's downloads here)."""
+    return Diagnosis(category="testing", kind="test_environment",
+                     reason=f"every test that ran needs a browser that is not installed here "
+                            f"({len(tests)} tests, e.g. {tests[0]})", facts={"tests": tests[:20]})
 
 
 def needs_network(tests: list[str], outputs: list[ExecResult],

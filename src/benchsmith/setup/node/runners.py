@@ -96,7 +96,7 @@ class NodeTestRunner(NodeTestRun):
 
 
 _FORMATS: dict[RunnerName, ReportFormat] = {
-    "jest": "jest-json", "vitest": "jest-json", "mocha": "mocha-json", "ava": "tap", "tap": "tap",
+    "jest": "jest-json", "vitest": "jest-json", "mocha": "mocha-json", "ava": "tap-flat", "tap": "tap",
     "tape": "tap-files", "node": "tap-files", "jasmine": "console", "uvu": "uvu-files",
     "karma": "console", "playwright": "junit", "web-test-runner": "console", "script": "script",
 }
