@@ -117,9 +117,11 @@ class NodeTestCommand(BaseModel):
     report_file: bool = False
 
 
-def positionals(runner: str, args: Sequence[str]) -> list[str]:
-    """The non-option arguments (test paths or patterns) among `args`."""
-    values = VALUE_OPTIONS.get(runner, frozenset())
+def positionals(runner: str, args: Sequence[str], values: frozenset[str] | None = None
+                ) -> list[str]:
+    """The non-option arguments (test paths or patterns) among `args`, skipping the values of
+    `runner`'s options that take one (or of the options `values` names)."""
+    values = VALUE_OPTIONS.get(runner, frozenset()) if values is None else values
     found: list[str] = []
     skip = False
     for arg in args:

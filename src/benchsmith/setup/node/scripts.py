@@ -9,6 +9,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchsmith.harness.node_render import positionals
 from benchsmith.setup.node.makefiles import recipe
 
 # Commands that only start the command after them (their own options are skipped).
@@ -31,6 +32,7 @@ _LIST_VALUE_OPTIONS = frozenset({"-n", "--names", "-c", "--prefix-colors", "-p",
                                  "-l", "--prefix-length", "-t", "--timestamp-format", "-s",
                                  "--success", "-m", "--max-processes", "--restart-tries",
                                  "--restart-after", "--name-separator", "--default-input-target"})
+_SHORTCUT = re.compile(r"^(npm|yarn|pnpm|bun):(\S+)$")  # concurrently's `npm:lint`
 _PACKAGE_MANAGERS = frozenset({"npm", "yarn", "pnpm"})
 # yarn/pnpm subcommands that are not script names
 _PM_COMMANDS = frozenset({"install", "add", "exec", "dlx", "build", "workspace", "workspaces",
@@ -210,17 +212,9 @@ def _expand_text(scripts: dict[str, Any], name: str, script: str, extra: list[st
 
 def _listed_commands(args: list[str]) -> list[str]:
     """The commands among a parallel runner's arguments; concurrently's `npm:x` is `npm run x`."""
-    commands: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg.startswith("-"):
-            skip = "=" not in arg and arg in _LIST_VALUE_OPTIONS
-        else:
-            shortcut = re.match(r"^(npm|yarn|pnpm|bun):(\S+)$", arg)
-            commands.append(f"{shortcut[1]} run {shortcut[2]}" if shortcut else arg)
-    return commands
+    commands = positionals("concurrently", args, _LIST_VALUE_OPTIONS)
+    return [f"{found[1]} run {found[2]}" if (found := _SHORTCUT.match(command)) else command
+            for command in commands]
 
 
 def _matching(scripts: dict[str, Any], pattern: str) -> list[str]:
