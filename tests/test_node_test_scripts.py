@@ -89,6 +89,13 @@ def test_browser_runner_gives_way_to_the_node_side_runner() -> None:
     only = _spec({"test": "karma start config/karma.js"}, ("config/karma.js",),
                  devDependencies={"mocha": "10", "karma": "6"})
     assert only.runner == "karma" and only.browser
+    # a runner testing itself (its own bin, read by no rule) before the browser run: the Node
+    # side comes from its config, and of the steps before karma only the builds stay
+    own = _spec({"test": "run-s lint test-node test-browser", "lint": "eslint .",
+                 "test-node": "node bin/mocha.js test/unit", "build": "rollup -c",
+                 "test-browser": "run-s build test-browser-run",
+                 "test-browser-run": "karma start --single-run"}, ("karma.conf.js", ".mocharc.yml"))
+    assert (own.runner, own.sources, own.build_steps) == ("mocha", [".mocharc.yml"], ["rollup -c"])
 
 
 def test_make_recipes_are_read_for_the_runner_they_call() -> None:

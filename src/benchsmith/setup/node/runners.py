@@ -213,7 +213,11 @@ def _node_side(browser: NodeTestRunner, scripts: dict[str, Any], package: dict[s
     if chosen is None or source.startswith("dependency"):
         return None
     spec = _plain(chosen, source)
-    spec.build_steps = list(browser.build_steps)
+    # of the steps before the browser runner, the builds: the others are checks and the Node
+    # side's own test runs
+    spec.build_steps = [step for step in browser.build_steps
+                        if _BUILDS.match(posixpath.basename(step.split()[0]))
+                        or re.match(r"^(?:npm|yarn|pnpm) (?:run )?build\b", step)]
     spec.notes.append(f"scripts.test runs {browser.runner} in a browser; {source} runs the "
                       f"tests in Node with {chosen}")
     return spec
