@@ -6,6 +6,8 @@ and the repair runs the task command as it is, once."""
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -101,6 +103,24 @@ def test_the_task_command_replaces_a_runner_read_from_its_config_once(tmp_path: 
     # nor a test script that starts a runner itself (one in a browser, the config's in Node)
     browser = context.model_copy(update={"scripts": {"test": "karma start --single-run"}})
     assert repairer.repair(plan, diagnosis, browser) is None
+    # unless its Node side is a script of commands no rule reads (a runner testing itself):
+    # those run one after the other, their NODE_OPTIONS added to the reporting hook's
+    own = {"test": "run-s lint test-node test-browser", "lint": "eslint .",
+           "test-node": "run-s test-node:*", "test-node:unit": "node bin/mocha.js test/unit",
+           "test-node:api": "NODE_OPTIONS=--enable-source-maps node test/api.js",
+           "test-browser": "karma start --single-run"}
+    sided = repairer.repair(plan, diagnosis, context.model_copy(update={"scripts": own}))
+    assert sided is not None and sided[0].node is not None
+    assert sided[0].node.tests.runner == "script"
+    assert sided[0].sources["runner"][0] == "scripts.test-node"
+    line = sided[0].node.tests.command[-1]
+    assert "node bin/mocha.js test/unit; } || rc=1" in line and "eslint" not in line
+    shown = subprocess.run(["sh", "-c", line.replace("node test/api.js", "node -e "
+                            "'console.log(process.env.NODE_OPTIONS)'").replace(
+                            "node bin/mocha.js test/unit", "true")],
+                           env={**os.environ, "NODE_OPTIONS": "--no-warnings"},
+                           capture_output=True, text=True, timeout=60)
+    assert shown.stdout.strip() == "--no-warnings --enable-source-maps", shown.stderr
 
 
 @pytest.mark.slow

@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.core import Diagnosis, ExecResult, NodePlan, Plan
-from benchsmith.setup.node.runners import runner_of, task_command
+from benchsmith.setup.node.runners import (
+    BROWSER_RUNNERS,
+    node_side_sequence,
+    runner_of,
+    task_command,
+)
 from benchsmith.setup.node.scripts import expand
 from benchsmith.setup.test_signals import log_tail
 
@@ -40,17 +45,22 @@ def repair_task_command(plan: Plan, node: NodePlan, diagnosis: Diagnosis, contex
 
 def run_task_command(plan: Plan, node: NodePlan, context: Any) -> str | None:
     """Replace a runner read from its config file by scripts.test's task command, when the script
-    has one that starts no runner benchsmith reads (not a browser runner's)."""
+    has one that starts no runner benchsmith reads; when it starts a browser runner, by the
+    commands of its Node side's script (`node_side_sequence`)."""
     sources = plan.sources.get("runner", [])
     if not sources or sources[0].startswith(_NOT_FILES):
         return None
     scripts = getattr(context, "scripts", {}) or {}
-    makefile = Path(getattr(context, "repo_root", "") or ".") / "Makefile"
-    invocations = expand(scripts, "test",
-                         makefile=makefile.read_text(errors="replace") if makefile.is_file() else None)
-    if any(runner_of(invocation) for invocation in invocations):
+    path = Path(getattr(context, "repo_root", "") or ".") / "Makefile"
+    makefile = path.read_text(errors="replace") if path.is_file() else None
+    invocations = expand(scripts, "test", makefile=makefile)
+    runners = [started[0] for invocation in invocations if (started := runner_of(invocation))]
+    if any(runner in BROWSER_RUNNERS for runner in runners):
+        task = node_side_sequence(scripts, makefile)
+    elif runners:
         return None
-    task = task_command(invocations, scripts)
+    else:
+        task = task_command(invocations, scripts)
     if task is None:
         return None
     why = f"{node.tests.runner} from {sources[0]} {RAN_NO_TESTS}"

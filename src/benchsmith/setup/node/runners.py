@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,7 +15,7 @@ from pydantic import Field
 
 from benchsmith.core.node import NodeReportFormat, NodeRunnerName, NodeTestRun
 from benchsmith.harness.node_render import VALUE_OPTIONS, positionals
-from benchsmith.setup.node.scripts import Invocation, expand, glob_matches
+from benchsmith.setup.node.scripts import Invocation, called_scripts, expand, glob_matches
 from benchsmith.setup.node.tasks import is_check, node_side_scripts, tape_started_by_node
 
 RunnerName = NodeRunnerName
@@ -221,6 +222,38 @@ def _node_side(browser: NodeTestRunner, scripts: dict[str, Any], package: dict[s
     spec.notes.append(f"scripts.test runs {browser.runner} in a browser; {source} runs the "
                       f"tests in Node with {chosen}")
     return spec
+
+
+def node_side_sequence(scripts: dict[str, Any], makefile: str | None = None
+                       ) -> NodeTestRunner | None:
+    """scripts.test runs a browser runner beside a script that tests in Node with commands no
+    runner rule reads (a runner testing itself with `node bin/x.js`): that script's commands,
+    checks left out, run one after the other as they are (the "script" runner, its mocha runs
+    reported); None when there is no such script."""
+    called = called_scripts(str(scripts.get("test") or ""))
+    for name in [n for n in node_side_scripts(scripts) if n in called]:
+        invocations = [i for i in expand(scripts, name, makefile=makefile) if not is_check(i)]
+        runners = [started[0] for i in invocations if (started := runner_of(i))]
+        if not invocations or any(runner in BROWSER_RUNNERS for runner in runners):
+            continue
+        body = "".join(f"{{ {_keeping_node_options(i)}; }} || rc=1; " for i in invocations)
+        spec = NodeTestRunner(runner="script", command=["sh", "-c", f"rc=0; {body}exit $rc"],
+                              report_format="script", sources=[f"scripts.{name}"])
+        spec.notes.append(f"scripts.{name} runs the tests in Node: its {len(invocations)} "
+                          "commands run one after the other as they are")
+        return spec
+    return None
+
+
+def _keeping_node_options(invocation: Invocation) -> str:
+    """The invocation as a shell command whose own NODE_OPTIONS add to the ones it is given (the
+    hook that reports its mocha runs) instead of replacing them."""
+    if "NODE_OPTIONS" not in invocation.env:
+        return invocation.text
+    options = invocation.env["NODE_OPTIONS"]
+    rest = Invocation(invocation.command, invocation.args,
+                      {k: v for k, v in invocation.env.items() if k != "NODE_OPTIONS"})
+    return f'NODE_OPTIONS="${{NODE_OPTIONS:-}} "{shlex.quote(options)} {rest.text}'
 
 
 def _without_runner(invocations: Sequence[Invocation], scripts: dict[str, Any],

@@ -210,6 +210,17 @@ def _expand_text(scripts: dict[str, Any], name: str, script: str, extra: list[st
     return found
 
 
+def called_scripts(script: str) -> list[str]:
+    """The names of the package's scripts that `script` runs directly (`npm run x`, `run-s a b`,
+    `yarn x`), in order; npm-run-all's globs stay as written."""
+    called: list[str] = []
+    for segment in _segments(split_words(script)):
+        words, _ = _unwrap(segment)
+        found = _script_call(words) if words else None
+        called += [name for name in (found[0] if found else []) if name not in called]
+    return called
+
+
 def _listed_commands(args: list[str]) -> list[str]:
     """The commands among a parallel runner's arguments; concurrently's `npm:x` is `npm run x`."""
     commands = positionals("concurrently", args, _LIST_VALUE_OPTIONS)
