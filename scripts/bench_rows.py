@@ -4,6 +4,7 @@
     python scripts/bench_rows.py setupbench RESULTS.jsonl...  # setupbench run results (merged)
     python scripts/bench_rows.py setupbench --tasks RESULTS.jsonl...  # one row per task
     python scripts/bench_rows.py prepare|mining|marginal|ray|wall FIGURES.json
+    python scripts/bench_rows.py mining-years FIGURES.json   # base commits set up, by year of the PR
     python scripts/bench_rows.py evaluate OUTPUT_DIR/RUN_ID/summary.json...  # benchsmith evaluate
 
 FIGURES.json is what bench-prepare.sh, bench-mining.sh, bench-marginal.sh and bench-ray.sh
@@ -139,6 +140,20 @@ def mining_rows(args: argparse.Namespace) -> list[str]:
                  resolved(docker.get("gold")), empties, flags, f.get("hung_tests_named")])]
 
 
+def mining_year_rows(args: argparse.Namespace) -> list[str]:
+    """measured | code | run | year | PRs tried | base commit set up | setup failed | errors."""
+    f = _figures(args.files[0])
+    years = f.get("setup_by_year") or {}
+    total = {k: sum(y[k] for y in years.values()) for k in ("tried", "set_up", "setup_failed", "errors")}
+    lines = [row([_measured(args, args.files[0]), args.code, _run(args), year, y["tried"],
+                  _share(y["set_up"], y["tried"]), y["setup_failed"], y["errors"]])
+             for year, y in years.items()]
+    if years:
+        lines.append(row([_measured(args, args.files[0]), args.code, _run(args), "all", total["tried"],
+                          _share(total["set_up"], total["tried"]), total["setup_failed"], total["errors"]]))
+    return lines
+
+
 def marginal_rows(args: argparse.Namespace) -> list[str]:
     """measured | code | run | instances | prediction-independent runs reused | median whole time / one
     run | at most 2.5 | median time, second prediction | median time, first | same results."""
@@ -198,7 +213,7 @@ def evaluate_rows(args: argparse.Namespace) -> list[str]:
 
 
 KINDS = {"evaluate": evaluate_rows, "setup": setup_rows, "setupbench": setupbench_rows, "prepare": prepare_rows,
-         "mining": mining_rows, "marginal": marginal_rows, "ray": ray_rows, "wall": wall_rows}
+         "mining": mining_rows, "mining-years": mining_year_rows, "marginal": marginal_rows, "ray": ray_rows, "wall": wall_rows}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,6 +52,9 @@ def main(out: Path) -> dict:
         "quality_flag_share": {f: round(n / len(instances), 3) for f, n in sorted(flags.items())}
         if instances else {},
         "hung_tests_named": sum(bool(o.hung) for o in outcomes),
+        "setup_by_year": {year: {**row, "share": round(row["set_up"] / row["tried"], 3)
+                                 if row["tried"] else None}
+                          for year, row in recount["setup_by_year"].items()},
     }
 
 

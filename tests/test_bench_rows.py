@@ -81,6 +81,14 @@ def test_rows_from_figures_files(tmp_path: Path) -> None:
     assert rows("mining", mining, "--measured", "2026-11-23").stdout.strip() == (
         "| 2026-11-23 | — | mining-docker | 24 | 200 | 60 (22) | 60 of 60 | 60 of 60 | 0 of 60 / 0 of 60 "
         "| f2p_many 6.7%, statement_from_pr 100.0% | 3 |")
+    mining_years = json.loads(mining.read_text()) | {"setup_by_year": {
+        "2016": {"tried": 4, "set_up": 1, "setup_failed": 3, "errors": 0, "share": 0.25},
+        "2023": {"tried": 2, "set_up": 2, "setup_failed": 0, "errors": 1, "share": 1.0}}}
+    mining.write_text(json.dumps(mining_years))
+    assert rows("mining-years", mining, "--measured", "2026-11-23").stdout.splitlines() == [
+        "| 2026-11-23 | — | mining-docker | 2016 | 4 | 1 of 4 | 3 | 0 |",
+        "| 2026-11-23 | — | mining-docker | 2023 | 2 | 2 of 2 | 0 | 1 |",
+        "| 2026-11-23 | — | mining-docker | all | 6 | 3 of 6 | 3 | 1 |"]
     marginal = tmp_path / "marginal" / "figures.json"
     marginal.write_text(json.dumps({
         "instances": 21, "measured": 21, "reused_prediction_independent_runs": 21,

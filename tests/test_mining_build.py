@@ -131,6 +131,28 @@ def test_a_kill_between_instance_and_log_line_neither_loses_nor_duplicates(make_
     assert [json.loads(line)["instance_id"] for line in out.read_text().splitlines()] == ["fixture__calc-2"]
 
 
+def test_the_funnel_counts_base_commits_set_up_per_year_of_the_pr() -> None:
+    from benchsmith.mining.funnel import build_funnel
+    from benchsmith.mining.models import Outcome
+
+    def pr(number: int, merged: str | None, created: str) -> PullRequest:
+        return PullRequest(repo="o/r", number=number, base_commit="b", created_at=created,
+                           merged_at=merged, patch="p", test_patch="t")
+
+    prs = [pr(1, "2015-03-01T00:00:00Z", "2014-12-30"), pr(2, None, "2015-07-01"),
+           pr(3, "2022-01-01T00:00:00Z", "2021-12-31"), pr(4, "2022-02-01T00:00:00Z", "2022-01-01")]
+    outcomes = [Outcome(instance_id="o__r-1", repo="o/r", stage="setup_failed"),
+                Outcome(instance_id="o__r-2", repo="o/r", stage="no_fail_to_pass"),
+                Outcome(instance_id="o__r-3", repo="o/r", stage="valid"),
+                Outcome(instance_id="o__r-4", repo="o/r", stage="error", reason="no runnable test")]
+    years = build_funnel(prs, outcomes).setup_by_year
+    # the year of the merge, else of the creation; an error is not a setup that was tried
+    assert list(years) == ["2015", "2022"]
+    assert (years["2015"].tried, years["2015"].set_up, years["2015"].setup_failed) == (2, 1, 1)
+    assert years["2015"].share == 0.5
+    assert (years["2022"].tried, years["2022"].set_up, years["2022"].errors) == (1, 1, 1)
+
+
 def test_the_funnel_adds_up_to_a_recount_of_the_outcome_log(tmp_path: Path) -> None:
     from benchsmith.harness.jsonl import JsonlWriter
     from benchsmith.mining.build import read_outcomes
@@ -160,6 +182,9 @@ def test_the_funnel_adds_up_to_a_recount_of_the_outcome_log(tmp_path: Path) -> N
     assert funnel.pr_stages == {"valid PRs": 10, "setup succeeds": 5, "valid instances": 2}
     assert funnel.error_reasons == {"no available Python": 2}
     assert sum(row.errors for row in funnel.rows) == 2
+    # by year of the PR: only PRs whose base commit went through setup count as tried
+    assert {y: r.model_dump() for y, r in funnel.setup_by_year.items()} == {
+        "2023": {"tried": 6, "set_up": 5, "setup_failed": 1, "errors": 2}}
     # with a cap of 1 instance per repository, which o/r0 reached, its untried PR is `limit`
     capped = build_funnel(prs, outcomes, per_repo=1)
     assert capped.terminal["limit"] == 2 and capped.terminal["not tried"] == 0

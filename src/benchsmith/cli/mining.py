@@ -287,6 +287,14 @@ def build(
     for reason, count in list(funnel.error_reasons.items())[:5]:
         out.print(f"PRs ending in an error ({count}): {reason}", highlight=False, soft_wrap=True)
     out.print(_flaky_line([o.flaky for o in outcomes], "PR(s)"), highlight=False, soft_wrap=True)
+    if funnel.setup_by_year:
+        years = Table(title="base commits set up, by year of the PR")
+        for column in ("year", "tried", "set up", "setup failed", "share", "errors"):
+            years.add_column(column, justify="left" if column == "year" else "right")
+        for year, counts in funnel.setup_by_year.items():
+            years.add_row(year, str(counts.tried), str(counts.set_up), str(counts.setup_failed),
+                          "-" if counts.share is None else f"{counts.share:.0%}", str(counts.errors))
+        out.print(years)
     per = Table(title="per repository")
     for column in ("repository", "valid PRs", "setup ok", "errors", "instances", "not kept"):
         per.add_column(column)

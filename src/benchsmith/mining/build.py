@@ -20,7 +20,7 @@ from benchsmith.harness.patches import touched_files
 from benchsmith.harness.render import plan_spec, render_spec
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import TaskInstance
-from benchsmith.mining.models import Outcome, PullRequest
+from benchsmith.mining.models import Outcome, PullRequest, instance_id
 from benchsmith.mining.quality import Policy, dropped, quality_flags
 from benchsmith.sandbox.deadline import task_deadline
 from benchsmith.setup.engine import SetupEngine, SetupOptions
@@ -38,11 +38,6 @@ from benchsmith.setup.refdb import ReferenceDB, ReferencePlans, ReferenceSpec
 
 # Outcomes a --retry-failed re-run builds again (the others are the PR's verdict).
 FAILED_STAGES = frozenset({"error", "setup_failed"})
-
-
-def instance_id(repo: str, number: int) -> str:
-    """``owner__name-N`` as in SWE-bench."""
-    return f"{repo.replace('/', '__')}-{number}"
 
 
 def _version(checkout: Checkout) -> str:

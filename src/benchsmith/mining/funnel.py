@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchsmith.mining.models import Outcome, PullRequest
+from benchsmith.mining.models import Outcome, PullRequest, instance_id
 
 REPO_STAGES = ("projects", "repo found", "permissive licence", "has valid PR", "setup succeeds")
 PR_STAGES = ("valid PRs", "setup succeeds", "valid instances")
@@ -36,6 +36,19 @@ class FunnelRow(BaseModel):
     reasons: dict[str, int] = Field(default_factory=dict)
 
 
+class YearRow(BaseModel):
+    """Base commits tried in one year (of the PR's merge, else its creation)."""
+
+    tried: int = 0  # PRs whose base commit went through setup: set_up + setup_failed
+    set_up: int = 0
+    setup_failed: int = 0
+    errors: int = 0  # ended before or beside setup (not counted in tried)
+
+    @property
+    def share(self) -> float | None:
+        return self.set_up / self.tried if self.tried else None
+
+
 class Funnel(BaseModel):
     """Repository-level and PR-level stage counts, plus per-repository rows."""
 
@@ -45,6 +58,8 @@ class Funnel(BaseModel):
     error_reasons: dict[str, int] = Field(default_factory=dict)
     flags: dict[str, int] = Field(default_factory=dict)  # instances (kept or dropped) per quality flag
     rows: list[FunnelRow]
+    # per year of the PR: how many base commits set up (old commits decide a repository's yield)
+    setup_by_year: dict[str, YearRow] = Field(default_factory=dict)
 
 
 def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
@@ -63,7 +78,17 @@ def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
     terminal: Counter[str] = Counter()
     error_reasons: Counter[str] = Counter()
     flags: Counter[str] = Counter()
+    years = {instance_id(pr.repo, pr.number): (pr.merged_at or pr.created_at or "")[:4] or "unknown"
+             for pr in prs}
+    by_year: dict[str, YearRow] = {}
     for outcome in outcomes:
+        year = by_year.setdefault(years.get(outcome.instance_id, "unknown"), YearRow())
+        if outcome.stage == "setup_failed" or outcome.stage in _SET_UP:
+            year.tried += 1
+            year.set_up += outcome.stage in _SET_UP
+            year.setup_failed += outcome.stage == "setup_failed"
+        elif outcome.stage == "error":
+            year.errors += 1
         row = rows.setdefault(outcome.repo, FunnelRow(repo=outcome.repo))
         stage = outcome.stage
         terminal[stage] += 1
@@ -101,4 +126,5 @@ def build_funnel(prs: list[PullRequest], outcomes: list[Outcome],
     return Funnel(repo_stages=repo_stages, pr_stages=pr_stages,
                   terminal={stage: terminal.get(stage, 0) for stage in TERMINAL},
                   error_reasons=dict(error_reasons.most_common()), flags=dict(sorted(flags.items())),
-                  rows=sorted(rows.values(), key=lambda r: (-r.instances, r.repo)))
+                  rows=sorted(rows.values(), key=lambda r: (-r.instances, r.repo)),
+                  setup_by_year=dict(sorted(by_year.items())))

@@ -9,6 +9,11 @@ from pydantic import BaseModel, Field
 from benchsmith.instance import FlakyTest, Language
 
 
+def instance_id(repo: str, number: int) -> str:
+    """``owner__name-N`` as in SWE-bench."""
+    return f"{repo.replace('/', '__')}-{number}"
+
+
 class PullRequest(BaseModel):
     """A merged pull request that resolves an issue, split into code and test patches."""
 
