@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -16,7 +17,7 @@ import pytest
 
 from benchsmith.core import ExecResult, NodePlan, NodeTestRun, Plan
 from benchsmith.harness.npm_registry import fetch_package
-from benchsmith.setup.node.context import NodeContext
+from benchsmith.setup.node.context import NodeContext, read_node_context
 from benchsmith.setup.node.ecosystem import NodeEcosystem
 from benchsmith.setup.node.repair import NodeRepairer
 
@@ -214,3 +215,69 @@ def test_a_dependency_download_out_of_reach_installs_with_scripts_off(
     assert record["tests"]["PASSED"] == 3
     assert any("install scripts off: fetcher" in note for note in record["plan"]["notes"])
     assert any("--ignore-scripts" in line for line in record["install"])
+
+
+@pytest.mark.slow
+def test_the_setupbench_agent_installs_with_scripts_off_through_the_engines_repair(
+        tmp_path: Path) -> None:
+    """The `benchsmith` SetupBench agent takes the engine's repair, yarn included: the install
+    with scripts off, the native addon rebuilt (yarn classic has no rebuild: npm's), the project's
+    own prepare run; here on the host with Debian's Node and its headers."""
+    import shutil
+    import time
+
+    from benchsmith.sandbox.local import LocalSandbox
+    from benchsmith.setup.node.managers import choose_manager
+    from benchsmith.setupbench.engine_agent import _Run
+    from benchsmith.setupbench.node_agent import _install_dependencies
+    from benchsmith.setupbench.node_dependencies import DependencyRepairs
+
+    node = shutil.which("node")
+    headers = Path(node or "/usr/bin/node").resolve().parent.parent / "include" / "node"
+    if node is None or not (headers / "node_api.h").is_file():
+        pytest.fail("this test needs Debian's nodejs with its headers (include/node/node_api.h)")
+    repo = RepoBuilder(tmp_path / "app")
+    _tarball(repo.path / "vendor" / "fetcher-1.0.0.tgz", FETCHER)
+    _tarball(repo.path / "vendor" / "adder-1.0.0.tgz", ADDER)
+    package = {"name": "app", "version": "1.0.0",
+               "scripts": {"prepare": "node scripts/gen.js", "test": "node --test test/"},
+               "dependencies": {"fetcher": "file:./vendor/fetcher-1.0.0.tgz",
+                                "adder": "file:./vendor/adder-1.0.0.tgz"}}
+    (repo.path / "package.json").write_text(json.dumps(package, indent=2))
+    yarn = fetch_package("yarn", "1.22.19", tmp_path / "pkgs")
+    locked = subprocess.run(["node", str(yarn / "bin" / "yarn.js"), "install", "--ignore-scripts",
+                             "--non-interactive"], cwd=repo.path, capture_output=True, text=True,
+                            timeout=300)
+    assert locked.returncode == 0, locked.stdout + locked.stderr
+    shutil.rmtree(repo.path / "node_modules")
+    repo.commit({"scripts/gen.js": "const fs = require('fs');\nfs.mkdirSync('lib', "
+                                   "{ recursive: true });\nfs.writeFileSync('lib/generated.js', "
+                                   "'module.exports = [1, 2, 3];\\n');\n",
+                 "test/app.test.js": PROJECT_TEST}, "app", date="2023-05-01T12:00:00+00:00")
+    launchers = tmp_path / "bin"
+    launchers.mkdir()
+    (launchers / "yarn").write_text(f'#!/bin/sh\nexec node {yarn / "bin" / "yarn.js"} "$@"\n')
+    (launchers / "yarn").chmod(0o755)
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout
+    ctx = read_node_context(repo.path)
+    manager = choose_manager(ctx, version.strip().lstrip("v"))
+    assert (manager.name, manager.berry) == ("yarn", False)
+    with LocalSandbox() as sandbox:
+        run = _Run(sandbox, time.monotonic() + 900, "host")
+        run.cwd = str(repo.path)
+        run.env.update({"PATH": f"{launchers}:{os.environ['PATH']}",
+                        "npm_config_nodedir": str(headers.parent.parent)})
+        repairs = DependencyRepairs(repo.path, ctx, manager, version.strip().lstrip("v"),
+                                    "2023-06-01")
+        install = _install_dependencies(run, manager, repairs)
+        commands = [c["command"] for c in run.commands]
+        assert install["ok"], (commands, run.last_output[-2000:])
+        assert any(c.startswith("yarn install") and c.endswith("--ignore-scripts")
+                   for c in commands), commands
+        assert any("install scripts off" in r and "fetcher" in r for r in install["relaxations"])
+        assert "native addons rebuilt from source" in install["relaxations"], install
+        assert repairs.node.scripts_off == {
+            "fetcher": f"its install script could not download from {HOST}"}
+        tests = subprocess.run(["node", "--test", "test/"], cwd=repo.path, capture_output=True,
+                               text=True, timeout=300)
+    assert tests.returncode == 0, tests.stdout + tests.stderr  # addon built, prepare run

@@ -22,6 +22,12 @@ from benchsmith.core import BenchsmithError
 from benchsmith.harness.node_fetch import fetch_node
 from benchsmith.harness.npm_registry import fetch_package, registry_url, resolve_version
 from benchsmith.setup.node.context import NodeContext, read_node_context
+from benchsmith.setup.node.install_scripts import (
+    diagnose_script_download,
+    install_line,
+    rebuild_command,
+    repair_script_download,
+)
 from benchsmith.setup.node.managers import (
     NO_DOWNLOAD_ENV,
     ManagerChoice,
@@ -185,7 +191,7 @@ def _install_dependencies(run: _Run, manager: ManagerChoice, repairs: Dependency
         run.env.update(NO_DOWNLOAD_ENV)
         ok = run.step(command)
     if not ok and _DOWNLOAD_FAILURE.search(run.last_output) and run.left() > 0:
-        ok = _install_without_scripts(run, manager, command, relaxations)
+        ok = _install_without_scripts(run, repairs, command, relaxations)
     if not ok and command != unfrozen and run.left() > 0:
         relaxations.append(f"`{command}` failed: installed with `{unfrozen}`")
         command = unfrozen
@@ -197,21 +203,28 @@ def _install_dependencies(run: _Run, manager: ManagerChoice, repairs: Dependency
     return {"command": command, "ok": ok, "relaxations": relaxations, **repairs.record()}
 
 
-def _install_without_scripts(run: _Run, manager: ManagerChoice, command: str,
+def _install_without_scripts(run: _Run, repairs: DependencyRepairs, command: str,
                              relaxations: list[str]) -> bool:
-    """The install with no install scripts (one still downloads from an unreachable host),
-    then the native addons (a ``binding.gyp``) rebuilt from source, which their scripts fall
-    back to when a prebuilt binary cannot be fetched."""
-    if not run.step(f"{command} --ignore-scripts"):
+    """The setup engine's repair of an install script that cannot download
+    (:mod:`benchsmith.setup.node.install_scripts`), for every manager: the install with
+    lifecycle scripts off, the native addons (a ``binding.gyp``) rebuilt from source but those
+    whose script failed, then the project's own install-time scripts."""
+    node = repairs.node
+    diagnosis = diagnose_script_download(run.last_output)
+    if diagnosis is None or repair_script_download(repairs.plan, node, diagnosis,
+                                                   repairs.ctx) is None:
         return False
-    relaxations.append(f"install scripts skipped (`{command} --ignore-scripts`): one downloads "
-                       "from a host not reachable here")
-    found = run.capture("ls -d node_modules/*/binding.gyp node_modules/@*/*/binding.gyp "
-                        "2>/dev/null")
-    native = sorted({line.strip()[len("node_modules/"):-len("/binding.gyp")]
-                     for line in found.splitlines() if line.strip().endswith("/binding.gyp")})
-    if native and manager.name == "npm":
-        ok = run.step("npm rebuild " + " ".join(shlex.quote(name) for name in native))
-        relaxations.append(f"native addons rebuilt: {', '.join(native)}"
-                           + ("" if ok else " (the rebuild failed)"))
+    line = install_line(node, shlex.split(command))
+    if not run.step(line):
+        return False
+    relaxations.append(f"install scripts off (`{line}`): {diagnosis.reason}")
+    rebuild = rebuild_command(node)
+    if rebuild is not None:
+        ok = run.step(rebuild)
+        relaxations.append("native addons rebuilt from source"
+                           + ("" if ok else f" (the rebuild failed with exit {run.returncode})"))
+    for step in list(node.build):  # the project's own prepare and install scripts
+        ok = run.step(f'PATH="$PWD/node_modules/.bin:$PATH" {step}')
+        relaxations.append(f"the project's own install-time script `{step}` run"
+                           + ("" if ok else f": exit {run.returncode}"))
     return True

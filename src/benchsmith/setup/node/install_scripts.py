@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,7 +18,7 @@ from benchsmith.core import Diagnosis, NodePlan, Plan
 from benchsmith.setup.node.managers import bundled_npm
 
 __all__ = ["ROOT_LIFECYCLE", "diagnose_script_download", "install_line", "rebuild_command",
-           "repair_script_download", "root_lifecycle_steps"]
+           "rebuild_line", "repair_script_download", "root_lifecycle_steps", "scripts_off_line"]
 
 # The project's own scripts a plain install runs, in the managers' order (npm, yarn classic and
 # pnpm also run prepublish and prepare; yarn 2+ only the install ones)
@@ -158,28 +159,36 @@ def repair_script_download(plan: Plan, node: NodePlan, diagnosis: Diagnosis, con
 
 def install_line(node: NodePlan, command: list[str]) -> str:
     """The install command, with lifecycle scripts off when a repair turned them off."""
-    if not node.scripts_off:
-        return shlex.join(command)
-    if node.berry:  # yarn 2+ has no --ignore-scripts: its enableScripts setting
+    return scripts_off_line(command, node.berry) if node.scripts_off else shlex.join(command)
+
+
+def scripts_off_line(command: list[str], berry: bool) -> str:
+    """An install command with every lifecycle script off."""
+    if berry:  # yarn 2+ has no --ignore-scripts: its enableScripts setting
         return "YARN_ENABLE_SCRIPTS=0 " + shlex.join(command)
     return shlex.join([*command, "--ignore-scripts"])
 
 
 def rebuild_command(node: NodePlan) -> str | None:
     """The command rebuilding the native addons an install with scripts off left unbuilt (not
-    those whose scripts failed), with the manager's rebuild, or with npm's for yarn classic,
-    which has none; None when scripts are on."""
+    those whose scripts failed); None when scripts are on."""
     if not node.scripts_off:
         return None
-    skip = json.dumps(sorted(node.scripts_off))
-    find = f"names=$(node -e {shlex.quote(_FIND_NATIVE.replace('SKIP', skip))})"
-    if node.manager == "yarn" and not node.berry:
-        npm = f"npm@{bundled_npm(node.version)}"
+    return rebuild_line(node.manager, node.berry, node.version, node.scripts_off)
+
+
+def rebuild_line(manager: str, berry: bool, node_version: str, skip: Iterable[str]) -> str:
+    """Rebuild every package under node_modules with a native build (binding.gyp) but those in
+    `skip`, with the manager's rebuild, or with npm's (of `node_version`) for yarn classic,
+    which has none."""
+    find = f"names=$(node -e {shlex.quote(_FIND_NATIVE.replace('SKIP', json.dumps(sorted(skip))))})"
+    if manager == "yarn" and not berry:
+        npm = f"npm@{bundled_npm(node_version)}"
         rebuild = (f'yarn global add --non-interactive --ignore-scripts --prefix "{TOOLS_PREFIX}" '
                    f'--global-folder "{TOOLS_PREFIX}/yarn-global" {npm} >/dev/null && '
                    'npm_config_nodedir="${npm_config_nodedir:-$(dirname "$(dirname "$(readlink -f '
                    '"$(command -v node)")")")}" '
                    f'"{TOOLS_PREFIX}/bin/npm" rebuild $names')
     else:
-        rebuild = f"{node.manager} rebuild $names"
+        rebuild = f"{manager} rebuild $names"
     return f'{find} && if [ -n "$names" ]; then {rebuild}; fi'
