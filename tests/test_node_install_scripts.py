@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -180,9 +181,10 @@ test('the dependency itself loads', () => { assert.strictEqual(require('fetcher'
 """
 
 
-@pytest.mark.slow
-def test_a_dependency_download_out_of_reach_installs_with_scripts_off(
-        tmp_path: Path, shared_node: None) -> None:
+def _yarn_project(tmp_path: Path) -> tuple[RepoBuilder, Path]:
+    """A yarn classic project, locked: a dependency whose install script downloads from a host
+    out of reach, one with a native addon, and its own prepare generating a module its tests
+    read; and the directory of the yarn that locked it."""
     repo = RepoBuilder(tmp_path / "app")
     _tarball(repo.path / "vendor" / "fetcher-1.0.0.tgz", FETCHER)
     _tarball(repo.path / "vendor" / "adder-1.0.0.tgz", ADDER)
@@ -196,11 +198,19 @@ def test_a_dependency_download_out_of_reach_installs_with_scripts_off(
                              "--non-interactive"], cwd=repo.path, capture_output=True, text=True,
                             timeout=300)
     assert locked.returncode == 0, locked.stdout + locked.stderr
+    shutil.rmtree(repo.path / "node_modules")
     repo.commit({".gitignore": "node_modules/\nlib/\n",
                  "scripts/gen.js": "const fs = require('fs');\nfs.mkdirSync('lib', "
                                    "{ recursive: true });\nfs.writeFileSync('lib/generated.js', "
                                    "'module.exports = [1, 2, 3];\\n');\n",
                  "test/app.test.js": PROJECT_TEST}, "app", date="2023-05-01T12:00:00+00:00")
+    return repo, yarn
+
+
+@pytest.mark.slow
+def test_a_dependency_download_out_of_reach_installs_with_scripts_off(
+        tmp_path: Path, shared_node: None) -> None:
+    repo, _ = _yarn_project(tmp_path)
     out = tmp_path / "setup.json"
     run = subprocess.run([sys.executable, "-m", "benchsmith.cli", "setup", str(repo.path), "--out",
                           str(out), "--no-refdb", "--date", "2023-06-01"], capture_output=True,
@@ -223,7 +233,6 @@ def test_the_setupbench_agent_installs_with_scripts_off_through_the_engines_repa
     """The `benchsmith` SetupBench agent takes the engine's repair, yarn included: the install
     with scripts off, the native addon rebuilt (yarn classic has no rebuild: npm's), the project's
     own prepare run; here on the host with Debian's Node and its headers."""
-    import shutil
     import time
 
     from benchsmith.sandbox.local import LocalSandbox
@@ -236,24 +245,7 @@ def test_the_setupbench_agent_installs_with_scripts_off_through_the_engines_repa
     headers = Path(node or "/usr/bin/node").resolve().parent.parent / "include" / "node"
     if node is None or not (headers / "node_api.h").is_file():
         pytest.fail("this test needs Debian's nodejs with its headers (include/node/node_api.h)")
-    repo = RepoBuilder(tmp_path / "app")
-    _tarball(repo.path / "vendor" / "fetcher-1.0.0.tgz", FETCHER)
-    _tarball(repo.path / "vendor" / "adder-1.0.0.tgz", ADDER)
-    package = {"name": "app", "version": "1.0.0",
-               "scripts": {"prepare": "node scripts/gen.js", "test": "node --test test/"},
-               "dependencies": {"fetcher": "file:./vendor/fetcher-1.0.0.tgz",
-                                "adder": "file:./vendor/adder-1.0.0.tgz"}}
-    (repo.path / "package.json").write_text(json.dumps(package, indent=2))
-    yarn = fetch_package("yarn", "1.22.19", tmp_path / "pkgs")
-    locked = subprocess.run(["node", str(yarn / "bin" / "yarn.js"), "install", "--ignore-scripts",
-                             "--non-interactive"], cwd=repo.path, capture_output=True, text=True,
-                            timeout=300)
-    assert locked.returncode == 0, locked.stdout + locked.stderr
-    shutil.rmtree(repo.path / "node_modules")
-    repo.commit({"scripts/gen.js": "const fs = require('fs');\nfs.mkdirSync('lib', "
-                                   "{ recursive: true });\nfs.writeFileSync('lib/generated.js', "
-                                   "'module.exports = [1, 2, 3];\\n');\n",
-                 "test/app.test.js": PROJECT_TEST}, "app", date="2023-05-01T12:00:00+00:00")
+    repo, yarn = _yarn_project(tmp_path)
     launchers = tmp_path / "bin"
     launchers.mkdir()
     (launchers / "yarn").write_text(f'#!/bin/sh\nexec node {yarn / "bin" / "yarn.js"} "$@"\n')
