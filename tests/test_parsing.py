@@ -1013,6 +1013,41 @@ def test_pytest_3_summary_names_of_class_tests_are_the_verbose_names() -> None:
                        "tests/test_a.py::TestA::test_two": core.TestStatus.FAILED}
 
 
+def test_pytest_before_2_6_verbose_lines_name_the_tests_location() -> None:
+    """pytest 2.5 (the pytest of a 2014 commit on Python 2.7) printed "path:line: Class.test":
+    the node IDs are the ones later pytest prints for the same tests."""
+    log = """\
+        ============================= test session starts ==============================
+        platform linux2 -- Python 2.7.18 -- py-1.4.20 -- pytest-2.5.2 -- /venv/bin/python
+        collecting ... collected 7 items
+
+        test_sample.py:6: SampleCase.test_adds PASSED
+        test_sample.py:11: TestGroup.test_in_class PASSED
+        test_sample.py:14: TestGroup.test_fails FAILED
+        test_sample.py:18: test_param[1] PASSED
+        test_sample.py:18: test_param[a b] PASSED
+        test_sample.py:23: test_skipped SKIPPED
+        tests/test_sub.py <- tests/base.py:4: TestChild.test_inherited PASSED
+
+        =================================== FAILURES ===================================
+        _____________________________ TestGroup.test_fails _____________________________
+
+            def test_fails(self):
+        >       assert 1 == 2
+        E       assert 1 == 2
+
+        test_sample.py:15: AssertionError
+        ================ 1 failed, 5 passed, 1 skipped in 0.03 seconds =================
+        """
+    assert parse_pytest(log) == [("test_sample.py::SampleCase::test_adds", "PASSED"),
+                                 ("test_sample.py::TestGroup::test_in_class", "PASSED"),
+                                 ("test_sample.py::TestGroup::test_fails", "FAILED"),
+                                 ("test_sample.py::test_param[1]", "PASSED"),
+                                 ("test_sample.py::test_param[a b]", "PASSED"),
+                                 ("test_sample.py::test_skipped", "SKIPPED"),
+                                 ("tests/test_sub.py::TestChild::test_inherited", "PASSED")]
+
+
 def test_pytest_2_verbose_lines_name_the_line_after_the_file() -> None:
     log = """\
         ============================= test session starts ==============================

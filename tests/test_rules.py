@@ -167,6 +167,39 @@ def test_diagnose_test_failures() -> None:
     assert diagnose_tests(failed("no tests ran in 0.01s", 5), [], "pytest").kind == "no_tests"
 
 
+LOCALE_BUILD = """\
+  x Failed to build `tablet @ file:///tmp/repo`
+  |-> The build backend returned an error
+  `-> Call to `setuptools.build_meta:__legacy__.build_editable` failed (exit status: 1)
+      [stderr]
+      Traceback (most recent call last):
+        File "/tmp/repo/tablet/packages/lexer.py", line 52, in <module>
+          VERBOSE+LOCALE+IGNORECASE)
+        File "/root/.pyenv/versions/3.7.16/lib/python3.7/sre_parse.py", line 901, in fix_flags
+          raise ValueError("cannot use LOCALE flag with a str pattern")
+      ValueError: cannot use LOCALE flag with a str pattern
+"""
+
+
+def test_code_older_than_the_python_names_the_newest_python_that_runs_it() -> None:
+    """Behaviour a Python release removed, met while building the project (its setup.py
+    imports the package) or while running its tests, moves to the newest Python before it:
+    re.LOCALE on str patterns is an error from 3.6, a StopIteration leaving a generator from
+    3.7 (PEP 479)."""
+    build = diagnose_install(failed(LOCALE_BUILD), ["tablet"])
+    assert (build.kind, build.facts) == ("removed_api", {"max_python": ["3.5"]}), build
+    pep479 = diagnose_tests(failed(
+        "    yield next(entries)\nE   RuntimeError: generator raised StopIteration\n"), [], "pytest")
+    assert (pep479.kind, pep479.facts) == ("removed_api", {"max_python": ["3.6"]})
+    # an editable install had moved a 2016 project from 3.6 to 3.7; 3.6 has the same error,
+    # so the next Python is the 2.7 the project also runs on
+    moved = plan(python="3.7", python_fallbacks=["2.7"], exclude_newer="2016-02-07T00:00:00Z")
+    fixed, what = RuleRepairer().repair(moved, build, context(root_files=["setup.py"])) or (None, "")
+    assert fixed is not None and fixed.python == "2.7", what
+    assert RuleRepairer().repair(plan(python="3.7", python_fallbacks=["3.6"]), build,
+                                 context()) is None  # nothing older than 3.6 to go to
+
+
 CLASH = """\
 collecting ... collected 3013 items / 2 errors / 3011 selected
 ==================================== ERRORS ====================================

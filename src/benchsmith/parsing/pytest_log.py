@@ -1,4 +1,5 @@
-"""Parse pytest's console output (pytest 4 to 9: -v, -rap or -rA, xdist, colours) into test results.
+"""Parse pytest's console output (pytest 4 to 9: -v, -rap or -rA, xdist, colours; the verbose
+lines of pytest 2 and 3) into test results.
 
 The log is read as a sequence of sections delimited by pytest's ``=== title ===`` lines:
 verbose result lines are read in the run section, ``-rap`` summary lines only inside
@@ -34,6 +35,11 @@ _PROGRESS = r"(?:\s*\[[\s\d/%]+\]|(?:\s+\d+(?:\.\d+)?[a-z]+)+)?"
 _ORIGIN = r"(?:\s+<-\s+\S+)?"  # "-vv" names the file a test was inherited from
 # pytest before 2.7 put the test's line after its file in verbose lines: "path.py@12::name"
 _LINE_IN_PATH = re.compile(r"^(?P<path>[^\s:]+?\.py)@\d+::")
+
+# pytest before 2.6 named a test by its location in verbose lines: "path.py:12: Class.test_x",
+# its file relative to the working directory ("a.py <- b.py" when inherited), the line optional
+_LOCATION = re.compile(rf"^(?P<path>[^\s:]+?\.py)(?: <- \S+?\.py)?(?::\d+)?: "
+                       rf"(?P<domain>[A-Za-z_][\w.]*(?:\[.*?\])?)\s+{_WORD}\s*$")
 
 _VERBOSE = re.compile(rf"^{_NODEID}{_ORIGIN}\s+{_WORD}{_REASON}{_PROGRESS}\s*$")
 _XDIST = re.compile(rf"^\[gw\d+\]{_PROGRESS}\s+{_WORD}\s+(?P<rest>\S.*?){_ORIGIN}\s*$")
@@ -137,6 +143,9 @@ def _parse_run_line(line: str, started: str | None) -> tuple[str, TestStatus] | 
         return match["rest"], _WORDS[match["word"]]
     if match := _VERBOSE.match(line):
         return _node_id(match["nodeid"]), _WORDS[match["word"]]
+    if match := _LOCATION.match(line):
+        name, bracket, params = match["domain"].partition("[")
+        return f"{match['path']}::{name.replace('.', '::')}{bracket}{params}", _WORDS[match["word"]]
     if started and (match := _BARE_WORD.match(line)):
         return started, _WORDS[match["word"]]
     return None

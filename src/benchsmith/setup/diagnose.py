@@ -121,6 +121,16 @@ def _own_modules_imported(out: str) -> list[str]:
     return list(dict.fromkeys("/".join(path.split("/")[-2:]) for path in paths))
 
 
+def _removed_api(out: str) -> Diagnosis | None:
+    """Code that predates the Python it runs on (an API or behaviour since removed)."""
+    for pattern, newest in REMOVED_APIS:
+        if newest and (removed := pattern.search(out)):
+            return Diagnosis(category="python", kind="removed_api",
+                             reason=f"code needs Python <= {newest}: {removed.group(0)[:120]}",
+                             facts={"max_python": [newest]}, evidence=_line_with(out, removed))
+    return None
+
+
 def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnosis:
     """Why an install command failed."""
     out = result.output
@@ -200,6 +210,8 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                 reason += f" (setup.py imports {imported[0]}, which imports them)"
             return Diagnosis(category="installation", kind="build_dependency_missing",
                              reason=reason, facts=facts, evidence=log_tail(out))
+        if removed := _removed_api(out):  # the build runs code older than this Python
+            return removed
         if not own and (python := _PYTHON_BUILD.search(out)):  # it blames this Python's C API
             return Diagnosis(category="python", kind="dependency_build_failed",
                              reason=f"{name} does not build on this Python: "
@@ -284,11 +296,8 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
                          facts={"options": options}, evidence=_line_with(out, unrecognized))
     if system := _system_packages(out):
         return system
-    for pattern, newest in REMOVED_APIS:
-        if newest and (removed := pattern.search(out)):
-            return Diagnosis(category="python", kind="removed_api",
-                             reason=f"code needs Python <= {newest}: {removed.group(0)[:120]}",
-                             facts={"max_python": [newest]}, evidence=_line_with(out, removed))
+    if removed := _removed_api(out):
+        return removed
     if runner == "pytest" and (crash := runner_failure(out)):
         return Diagnosis(category="python", kind="pytest_internal_error",
                          reason=f"pytest of this date fails in its own code on this Python: {crash}",

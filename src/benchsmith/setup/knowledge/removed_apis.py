@@ -18,4 +18,8 @@ REMOVED_APIS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"module 'unittest' has no attribute 'makeSuite'|has no attribute 'assertEquals'|has no attribute 'assertRegexpMatches'"), "3.11"),
     (re.compile(r"object has no attribute 'isAlive'|module 'base64' has no attribute 'encodestring'|'array.array' object has no attribute 'tostring'|module 'fractions' has no attribute 'gcd'"), "3.8"),
     (re.compile(r"module 'time' has no attribute 'clock'|cannot import name 'escape' from 'cgi'"), "3.7"),
+    # PEP 479 (3.7): a StopIteration inside a generator became a RuntimeError
+    (re.compile(r"RuntimeError: generator raised StopIteration|module 'os' has no attribute 'errno'"), "3.6"),
+    # re.LOCALE on str patterns: an error since 3.6
+    (re.compile(r"cannot use LOCALE flag with a str pattern"), "3.5"),
 ]
