@@ -42,9 +42,9 @@ def pr_from(repo, number: int, base: str, merged: str, **fields) -> PullRequest:
 
     patch, test_patch = split_patch(diff(repo.path, base, merged))
     fields.setdefault("problem_statement", f"Issue for #{number}")
+    fields.setdefault("created_at", "2023-05-15T10:00:00+00:00")
     return PullRequest(repo="fixture/calc", number=number, base_commit=base, merge_commit=merged,
-                       created_at="2023-05-15T10:00:00+00:00", patch=patch, test_patch=test_patch,
-                       source=str(repo.path), **fields)
+                       patch=patch, test_patch=test_patch, source=str(repo.path), **fields)
 
 
 # A test its own module declares flaky is no label, however it behaved here.
@@ -83,10 +83,15 @@ def test_build_command_writes_instances_and_funnel(make_repo, tmp_path: Path) ->
 
     repo, base, fix = bug_and_fix(make_repo)
     prs = tmp_path / "prs.jsonl"
-    prs.write_text(pr_from(repo, 2, base, fix, issue_numbers=[1]).model_dump_json() + "\n")
+    # opened long before the commit it was merged onto: pinned to that commit's day, not its own
+    opened = pr_from(repo, 2, base, fix, issue_numbers=[1], created_at="2019-03-01T10:00:00+00:00")
+    prs.write_text(opened.model_dump_json() + "\n")
     out = tmp_path / "instances.jsonl"
     result = run_cli("build", str(prs), "--out", str(out), "--refdb", str(tmp_path / "ref.sqlite"))
     assert result.returncode == 0, result.stderr
+    [instance] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert instance["exclude_newer"].startswith("2023-05-10"), instance["exclude_newer"]
+    assert instance["created_at"].startswith("2019-03-01")
     funnel = json.loads((tmp_path / "instances.funnel.json").read_text())
     assert funnel["pr_stages"] == {"valid PRs": 1, "setup succeeds": 1, "valid instances": 1}
     assert funnel["repo_stages"]["has valid PR"] == 1

@@ -180,13 +180,16 @@ class InstanceBuilder:
         self.progress(f"{iid}: base {pr.base_commit[:12]}")
         started = time.monotonic()
         source = pr.source or f"https://github.com/{pr.repo}"
-        checkout = resolve(source, rev=pr.base_commit, on_date=pr.created_at[:10], repo=pr.repo)
+        # the PR's day, but never before its base commit's own: a PR opened years before the
+        # commit it was merged onto has that commit's requirements, which the older day lacks
+        day = max(pr.created_at[:10], resolve(source, rev=pr.base_commit, repo=pr.repo).pin_date)
+        checkout = resolve(source, rev=pr.base_commit, on_date=day, repo=pr.repo)
         reused = environment is not None and same_dependencies(checkout, environment.commit)
         if not reused:
             if environment is not None:
                 environment.close()
             # The validating sandbox is installed at this very commit: the first instance runs there.
-            made = set_up(self.engine, source, pr.base_commit, pr.created_at[:10], pr.repo)
+            made = set_up(self.engine, source, pr.base_commit, day, pr.repo)
             if isinstance(made, SetupRecord):
                 return (Outcome(instance_id=iid, repo=pr.repo, stage="setup_failed",
                                 reason=made.failure_reason or made.status), None, None)
