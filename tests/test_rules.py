@@ -126,6 +126,27 @@ def test_editable_installs_on_python_36_move_to_37_where_the_project_allows_it()
     assert fixed is not None and fixed.python == "3.6" and "3.7" not in what
 
 
+def test_python_37_taken_for_an_editable_install_is_left_when_the_code_of_the_date_needs_older(
+        ) -> None:
+    """A 2019 project on Python 3.6 moves to 3.7 for its editable install; a dependency of its
+    date then does not build on 3.7 (a C extension against 3.6's C API): back to 3.6, installed
+    without -e, the checkout first on the path. Code older than 3.6 goes on to 2.7."""
+    no_pep660 = diagnose_install(failed("has no attribute 'build_editable'"), [])
+    old = plan(python="3.6", python_fallbacks=["2.7"], exclude_newer="2019-03-02T00:00:00Z")
+    ctx = context(root_files=["setup.py"], root_dirs=["tests"])
+    moved, _ = RuleRepairer().repair(old, no_pep660, ctx) or (None, "")
+    assert moved is not None and moved.python == "3.7" and moved.editable
+    c_api = diagnose_install(failed(
+        "Failed to build `pyyaml==3.12`\n  ext/_yaml.c:24143:21: error: 'PyThreadState' has no "
+        "member named 'exc_type'\n"), ["tablib"])
+    back, what = RuleRepairer().repair(moved, c_api, ctx) or (None, "")
+    assert back is not None and back.python == "3.6" and not back.editable, what
+    assert back.env["PYTHONPATH"] == "." and what.startswith("back to Python 3.6")
+    locale = diagnose_install(failed(LOCALE_BUILD), ["tablet"])
+    older, what = RuleRepairer().repair(moved, locale, ctx) or (None, "")
+    assert older is not None and older.python == "2.7", what
+
+
 def test_diagnose_install_failures() -> None:
     pep660 = diagnose_install(failed("AttributeError: module 'setuptools.build_meta' has no attribute 'build_editable'"), [])
     assert pep660.kind == "no_pep660"

@@ -104,7 +104,8 @@ ErrorCategory = Literal["python", "installation", "testing", "undecidable"]
 # What a diagnosis found; repair rules are keyed by it (setup/repair.py::RULES).
 DiagnosisKind = Literal[
     "build_dependency_missing", "build_needs_network", "collection_errors", "dependency_build_failed",
-    "direct_url_unreachable", "extra_dependency_build_failed", "install_failed", "invalid_requirement", "killed", "missing_modules", "missing_path", "missing_plugins", "missing_programs",
+    "direct_url_unreachable", "extra_dependency_build_failed", "install_failed", "invalid_metadata",
+    "invalid_requirement", "killed", "missing_modules", "missing_path", "missing_plugins", "missing_programs",
     "missing_requirement_file", "needs_network", "needs_service", "network", "no_pep660", "no_tests", "not_in_registry",
     "prepare_step", "project_build_failed", "project_not_importable", "pytest_internal_error",
     "python_incompatible", "python_unavailable", "removed_api", "stalled",
@@ -202,6 +203,9 @@ class Plan(BaseModel):
     # public hosts the tests call that a local stand-in answers for (harness/stand_ins.py)
     stand_ins: list[str] = Field(default_factory=list)
     exclude_newer_packages: dict[str, str] = Field(default_factory=dict)
+    # "NAME==VERSION" -> that release's requirements, mended, given to uv as its metadata (its
+    # own cannot be read by today's installers: setup/metadata_repairs.py)
+    dependency_metadata: dict[str, list[str]] = Field(default_factory=dict)
     build_isolation: bool = True
     # settings for one package's build backend, "PACKAGE:KEY" -> VALUE (uv's
     # --config-settings-package), e.g. the project's setuptools editable_mode

@@ -13,6 +13,7 @@ import shlex
 from benchsmith.core import SCRIPT_RUNNERS, Plan, TestScript
 from benchsmith.harness import services as svc
 from benchsmith.harness import stand_ins
+from benchsmith.harness.dependency_metadata import metadata_config
 from benchsmith.harness.node_render import heap_env, render_build_commands, render_test_command
 from benchsmith.harness.release_files import release_files_command
 from benchsmith.instance import TaskInstance, TestSpec
@@ -103,7 +104,10 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
     for group in [] if pip else plan.groups:  # dependency groups came after Python 2
         targets += ["--group", group]
     targets += list(dict.fromkeys(plan.packages)) + plan.vendored
-    if targets:
+    config = None if pip else metadata_config(plan.dependency_metadata)
+    if targets and config:  # releases whose own metadata uv cannot read get the plan's
+        commands.append(f"{config[0]} && {_join(base + flags + config[1] + targets)}")
+    elif targets:
         commands.append(_join(base + flags + targets))
     if plan.install_project and plan.develop:
         commands.append(_join(_env_words(plan.build_env) + DEVELOP))

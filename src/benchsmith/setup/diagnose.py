@@ -12,6 +12,7 @@ from benchsmith.parsing import (
 )
 from benchsmith.parsing.failure_groups import collection_errors, failure_groups
 from benchsmith.setup.knowledge.removed_apis import REMOVED_APIS
+from benchsmith.setup.metadata_repairs import diagnose_invalid_metadata
 from benchsmith.setup.system_packages import (
     debian_packages_for,
     missing_headers,
@@ -146,6 +147,8 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                          reason=f"uv rejects a requirement of {invalid.group(1)}: "
                                 f"{_line_with(out, invalid)[:160]}",
                          facts={"files": [invalid.group(1)]}, evidence=log_tail(out, 6))
+    if unreadable := diagnose_invalid_metadata(out):
+        return unreadable
     if network := _NETWORK.search(out):
         return Diagnosis(category="undecidable", kind="network", infrastructure=True,
                          reason=f"package index unreachable: {_line_with(out, network)[:200]}",

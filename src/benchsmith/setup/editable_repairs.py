@@ -17,6 +17,8 @@ from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import BUILD_TOOL_FLOOR, allow_build_tool, backend_distribution
 from benchsmith.setup.pyversion import allows_python
 
+# plan.sources key: the Python a plan left for 3.7, only so that its install could be editable
+MOVED_FOR_EDITABLE = "python_for_editable"
 # Marks a plan on the second lever (a note of the plan, so a reused plan keeps it).
 SOURCES_ON_PATH = "no editable install at that date: installed without -e, the checkout first on the path"
 
@@ -74,6 +76,7 @@ def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> s
     older has it (64 needs 3.7): there, the first step is Python 3.7, if the project allows it."""
     if plan.editable and (3, 0) <= version_key(plan.python) < (3, 7) and allows_python(context, "3.7"):
         previous, plan.python = plan.python, "3.7"
+        plan.sources[MOVED_FOR_EDITABLE] = [previous]
         # 3.6 and older would meet the same setuptools; Python 2.7 installs with pip instead
         plan.python_fallbacks = [v for v in plan.python_fallbacks if version_key(v) < (3, 0)]
         return (f"switch Python {previous} -> 3.7 (editable installs need setuptools 64, "
@@ -83,6 +86,23 @@ def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> s
     if plan.editable:
         return _sources_on_path(plan, context)
     return None
+
+
+def repair_back_from_editable_move(plan: Plan, diagnosis: Diagnosis, context: RepoContext
+                                   ) -> str | None:
+    """Python 3.7, taken only so that the install could be editable, is too new for the code or
+    a dependency of that date (a C extension against an older C API, a removed behaviour):
+    back to the Python before it, and the second lever there, the install without -e with
+    the checkout first on the path."""
+    previous = (plan.sources.get(MOVED_FOR_EDITABLE) or [""])[0]
+    newest = next(iter(diagnosis.facts.get("max_python") or []), None)
+    if not previous or plan.python != "3.7" or (
+            newest and version_key(previous) > version_key(newest)):
+        return None
+    plan.python = previous
+    del plan.sources[MOVED_FOR_EDITABLE]
+    return (f"back to Python {previous} (3.7, taken for the editable install, is too new for the "
+            f"code of that date); " + _sources_on_path(plan, context))
 
 
 def repair_newer_backend_build(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:

@@ -24,6 +24,7 @@ from benchsmith.setup.commands import PYTEST_VALUE_OPTIONS, positional_args
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
 from benchsmith.setup.editable_repairs import (
+    repair_back_from_editable_move,
     repair_develop,
     repair_editable,
     repair_newer_backend_build,
@@ -44,6 +45,7 @@ from benchsmith.setup.knowledge import (
     distribution_for_import,
     plugin_for_option,
 )
+from benchsmith.setup.metadata_repairs import repair_invalid_metadata
 from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
 from benchsmith.setup.requirement_repairs import (
     repair_direct_url,
@@ -320,11 +322,11 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "invalid_requirement": [repair_invalid_requirement],
     "yanked": [repair_yanked],
     "python_incompatible": [repair_python],
-    "dependency_build_failed": [repair_python],
+    "dependency_build_failed": [repair_back_from_editable_move, repair_python],
     "extra_dependency_build_failed": [repair_extra_dependency],
-    "removed_api": [repair_python],
-    "syntax_error_in_dependency": [repair_python],
-    "pytest_internal_error": [repair_python],
+    "removed_api": [repair_back_from_editable_move, repair_python],
+    "syntax_error_in_dependency": [repair_back_from_editable_move, repair_python],
+    "pytest_internal_error": [repair_back_from_editable_move, repair_python],
     "missing_modules": [repair_modules],
     "missing_programs": [repair_programs],
     "build_dependency_missing": [repair_declared_requirements, repair_build_dependency],
@@ -334,6 +336,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "unsatisfiable": [repair_own_prerelease, repair_own_dependents, repair_conflicting_extra,
                       repair_unsatisfiable],
     "not_in_registry": [repair_not_in_registry],
+    "invalid_metadata": [repair_invalid_metadata],
     "missing_requirement_file": [repair_requirement_file],
     "unknown_options": [repair_options],
     "missing_plugins": [repair_plugins],
