@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.core import Plan
-from benchsmith.harness.pytest_compat import without_deselect
+from benchsmith.harness.pytest_compat import adapt, without_deselect
 from benchsmith.harness.render import render_test
 from benchsmith.harness.testrun import run_tests
 from benchsmith.sandbox import LocalSandboxConfig, make_sandbox
@@ -41,7 +41,8 @@ STALL_S = 8
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pins", ["pytest==2.6.0 py==1.4.22", "pytest==2.7.2 py==1.4.30"])
+@pytest.mark.parametrize("pins", ["pytest==2.5.2 py==1.4.20", "pytest==2.6.0 py==1.4.22",
+                                  "pytest==2.7.2 py==1.4.30"])
 def test_a_hung_test_is_left_out_and_passes_count_with_the_pytest_of_2014(
         tmp_path: Path, pins: str) -> None:
     project = tmp_path / "old"
@@ -53,7 +54,9 @@ def test_a_hung_test_is_left_out_and_passes_count_with_the_pytest_of_2014(
         sandbox.setup_python("2.7")
         installed = sandbox.exec(f"python -m pip install --quiet {pins}", timeout=300)
         assert installed.ok, installed.output
-        plan = Plan(python="2.7", exclude_newer="2015-01-01T00:00:00Z", test_args=["test_calc.py"])
+        # ini values set with -o (nose-era discovery), which pytest before 3.0 does not know
+        plan = Plan(python="2.7", exclude_newer="2015-01-01T00:00:00Z", test_args=["test_calc.py"],
+                    ini_overrides={"python_files": "test*.py *_test*.py"})
 
         def commands(left_out: list[str]) -> list[str]:
             return render_test(plan.model_copy(update={"deselect": left_out}))
@@ -70,6 +73,13 @@ def test_a_hung_test_is_left_out_and_passes_count_with_the_pytest_of_2014(
     assert sorted(run.statuses) == ["test_calc.py::CalcTestCase::test_add",
                                     "test_calc.py::CalcTestCase::test_endless",
                                     "test_calc.py::test_after", "test_calc.py::test_fails"]
+
+
+def test_ini_values_are_left_out_for_pytest_before_3() -> None:
+    command = ("python -m pytest -rap -v -o 'python_files=test*.py *_test*.py' "
+               "--override-ini=python_functions=test -o addopts= tests")
+    assert adapt(command, (2, 9)) == "python -m pytest -rap -v tests"
+    assert adapt(command, (3, 0)) == command and adapt(command, None) == command
 
 
 def test_deselected_tests_become_one_keyword_expression() -> None:

@@ -1,7 +1,8 @@
 """What the harness asks of pytest that old releases cannot do, and how to do without it.
 
 pytest reads ``PYTEST_ADDOPTS`` (where the harness asks for its JUnit report) from 2.7 on,
-and knows ``--deselect`` (how a hung test is left out) from 3.5 on. Suites of 2012-2017 run
+knows ``-o``/``--override-ini`` (how a plan sets ini values: nose-era discovery patterns, an
+``addopts`` cancelled) from 3.0 on, and ``--deselect`` (how a hung test is left out) from 3.5 on. Suites of 2012-2017 run
 with the pytest of their date: its version is read from the test environment before a run.
 """
 
@@ -15,7 +16,9 @@ from benchsmith.core import Sandbox
 # Prints the environment's pytest version, or nothing (no pytest there, or it does not import).
 VERSION_PROBE = "python -c 'import pytest; print(pytest.__version__)' 2>/dev/null"
 READS_ADDOPTS = (2, 7)
+KNOWS_OVERRIDE_INI = (3, 0)
 KNOWS_DESELECT = (3, 5)
+_OVERRIDE = re.compile(r"""\s(?:-o|--override-ini)(?:\s+|=)('(?:[^']|'"'"')*'|\S+)""")
 _DESELECT = re.compile(r"""\s--deselect\s+('(?:[^']|'"'"')*'|\S+)""")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 
@@ -45,8 +48,17 @@ def without_deselect(command: str) -> str:
     return f"{stripped} -k {shlex.quote(' and '.join(f'not {name}' for name in names))}"
 
 
+def without_override_ini(command: str) -> str:
+    """`command` without its ``-o KEY=VALUE`` options: pytest before 3.0 stops on them as
+    unknown arguments, and has no other way to take an ini value from the command line; it
+    then runs with the project's own settings and its default discovery."""
+    return _OVERRIDE.sub("", command)
+
+
 def adapt(command: str, version: tuple[int, int] | None) -> str:
     """`command` as the environment's pytest (`version`) can run it."""
+    if version is not None and version < KNOWS_OVERRIDE_INI:
+        command = without_override_ini(command)
     if version is not None and version < KNOWS_DESELECT and "--deselect" in command:
         return without_deselect(command)
     return command

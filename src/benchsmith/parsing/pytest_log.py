@@ -38,8 +38,10 @@ _LINE_IN_PATH = re.compile(r"^(?P<path>[^\s:]+?\.py)@\d+::")
 
 # pytest before 2.6 named a test by its location in verbose lines: "path.py:12: Class.test_x",
 # its file relative to the working directory ("a.py <- b.py" when inherited), the line optional
-_LOCATION = re.compile(rf"^(?P<path>[^\s:]+?\.py)(?: <- \S+?\.py)?(?::\d+)?: "
-                       rf"(?P<domain>[A-Za-z_][\w.]*(?:\[.*?\])?)\s+{_WORD}\s*$")
+_LOCATION_HEAD = (r"^(?P<path>[^\s:]+?\.py)(?: <- \S+?\.py)?(?::\d+)?: "
+                  r"(?P<domain>[A-Za-z_][\w.]*(?:\[.*?\])?)")
+_LOCATION = re.compile(rf"{_LOCATION_HEAD}\s+{_WORD}\s*$")
+_LOCATION_STARTED = re.compile(rf"{_LOCATION_HEAD}(?:\s|$)")
 
 _VERBOSE = re.compile(rf"^{_NODEID}{_ORIGIN}\s+{_WORD}{_REASON}{_PROGRESS}\s*$")
 _XDIST = re.compile(rf"^\[gw\d+\]{_PROGRESS}\s+{_WORD}\s+(?P<rest>\S.*?){_ORIGIN}\s*$")
@@ -127,8 +129,8 @@ class PytestLogParser:
                 if parsed:
                     session.record(*parsed, summary=False)
                     started = None
-                elif started_match := _STARTED.match(line):
-                    started = _node_id(started_match["nodeid"])
+                elif begun := started_test(line):
+                    started = begun
         session.flush_into(results)
         return [TestResult(name=name, status=status) for name, status in results.items()]
 
@@ -144,8 +146,7 @@ def _parse_run_line(line: str, started: str | None) -> tuple[str, TestStatus] | 
     if match := _VERBOSE.match(line):
         return _node_id(match["nodeid"]), _WORDS[match["word"]]
     if match := _LOCATION.match(line):
-        name, bracket, params = match["domain"].partition("[")
-        return f"{match['path']}::{name.replace('.', '::')}{bracket}{params}", _WORDS[match["word"]]
+        return _location_id(match), _WORDS[match["word"]]
     if started and (match := _BARE_WORD.match(line)):
         return started, _WORDS[match["word"]]
     return None
@@ -167,9 +168,18 @@ def _parse_summary_line(line: str) -> tuple[str, TestStatus] | None:
 
 
 def started_test(line: str) -> str | None:
-    """The node ID a verbose line begins with (``path::name[params]``), if it does."""
-    match = _STARTED.match(line)
-    return _node_id(match["nodeid"]) if match else None
+    """The node ID a verbose line begins with (``path::name[params]``, or before pytest 2.6
+    ``path:line: Class.name``), if it does."""
+    if match := _STARTED.match(line):
+        return _node_id(match["nodeid"])
+    location = _LOCATION_STARTED.match(line)
+    return _location_id(location) if location else None
+
+
+def _location_id(match: re.Match[str]) -> str:
+    """The node ID of a test pytest before 2.6 named by its location."""
+    name, bracket, params = match["domain"].partition("[")
+    return f"{match['path']}::{name.replace('.', '::')}{bracket}{params}"
 
 
 def _node_id(verbose_id: str) -> str:

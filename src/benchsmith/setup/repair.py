@@ -326,7 +326,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "extra_dependency_build_failed": [repair_extra_dependency],
     "removed_api": [repair_back_from_editable_move, repair_python],
     "syntax_error_in_dependency": [repair_back_from_editable_move, repair_python],
-    "pytest_internal_error": [repair_back_from_editable_move, repair_python],
+    "pytest_internal_error": [repair_python],
     "missing_modules": [repair_modules],
     "missing_programs": [repair_programs],
     "build_dependency_missing": [repair_declared_requirements, repair_build_dependency],

@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import Field
 
 from benchsmith.core.node import NodeReportFormat, NodeRunnerName, NodeTestRun
-from benchsmith.harness.node_render import VALUE_OPTIONS, positionals
+from benchsmith.harness.node_render import positionals
+from benchsmith.setup.node.runner_options import strip_options
 from benchsmith.setup.node.scripts import Invocation, called_scripts, expand, glob_matches
 from benchsmith.setup.node.tasks import is_check, node_side_scripts, tape_started_by_node
 
@@ -55,28 +56,6 @@ _NPM_DEFAULT = "no test specified"
 _NODE_DEFAULTS = ("**/*.test.{js,cjs,mjs}", "**/*-test.{js,cjs,mjs}", "**/*_test.{js,cjs,mjs}",
                   "**/test-*.{js,cjs,mjs}", "**/test.{js,cjs,mjs}", "**/test/**/*.{js,cjs,mjs}")
 _SCRIPT_EXTENSIONS = (".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".tsx", ".jsx")
-
-# Options removed from the script's arguments: watch modes, coverage, the script's own reporters
-# (the rendered command sets its own). A trailing "=" means the option's "--x=value" form too.
-_DROPPED: dict[str, frozenset[str]] = {
-    "jest": frozenset({"--watch", "--watchAll", "--coverage", "--json", "--ci", "--outputFile",
-                       "--reporters", "--colors", "--testResultsProcessor", "--bail", "-b"}),
-    "vitest": frozenset({"--watch", "-w", "--ui", "--coverage", "--run", "--reporter",
-                         "--outputFile", "--silent", "--bail"}),
-    "mocha": frozenset({"--watch", "-w", "--reporter", "-R", "--reporter-option",
-                        "--reporter-options", "-O", "--forbid-only", "--bail", "-b"}),
-    "ava": frozenset({"--tap", "-t", "--verbose", "-v", "--watch", "-w", "--fail-fast"}),
-    "tap": frozenset({"--watch", "-w", "--reporter", "-R", "--coverage-report", "-o",
-                      "--reporter-file", "--check-coverage", "--100", "--bail", "-b"}),
-    "node": frozenset({"--test", "--watch", "--test-reporter", "--test-reporter-destination",
-                       "--experimental-test-coverage"}),
-    "jasmine": frozenset({"--reporter"}),
-    "karma": frozenset({"--watch", "--auto-watch", "--no-single-run", "--reporters",
-                        "--browsers"}),
-    "playwright": frozenset({"--ui", "--headed", "--reporter"}),
-    "web-test-runner": frozenset({"--watch", "--browsers"}),
-}
-
 
 class NodeTestRunner(NodeTestRun):
     """How a repository's tests run (:class:`NodeTestRun`), plus what detection found beside it:
@@ -130,26 +109,6 @@ def runner_of(invocation: Invocation) -> tuple[RunnerName, list[str], list[str]]
     if name in {"wtr", "web-test-runner"}:
         return "web-test-runner", [name], args
     return None
-
-
-def strip_options(runner: str, args: Sequence[str]) -> list[str]:
-    """`args` without the options the rendered command sets itself (watch, coverage, reporters)."""
-    dropped, values = _DROPPED.get(runner, frozenset()), VALUE_OPTIONS.get(runner, frozenset())
-    kept: list[str] = []
-    skip = False
-    bail = False
-    for arg in args:
-        if skip or (bail and arg.isdigit()):  # `--bail 1`: stop after one failure
-            skip = bail = False
-            continue
-        option = arg.split("=", 1)[0]
-        bail = False
-        if option in dropped or option.startswith(("--coverage.", "--reporter-option")):
-            skip = "=" not in arg and option in values
-            bail = option in {"--bail", "-b"} and "=" not in arg
-            continue
-        kept.append(arg)
-    return kept
 
 
 def detect_test_runner(package: dict[str, Any], files: Sequence[str],
