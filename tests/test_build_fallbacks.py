@@ -124,6 +124,8 @@ def index(monkeypatch: pytest.MonkeyPatch):
         "themed/static/theme.css": "body { color: teal; }\n",
         "themed/__init__.py": "raise ImportError('the release archive must not replace tracked files')\n",
         "themed/removed_since.py": "VALUE = 'a module deleted after the release'\n",
+        # a licence text a build hook would download (coherent.licensed): no code, so it is taken
+        "LICENSE": "Themed licence text\n",
         "PKG-INFO": "Metadata-Version: 2.1\nName: themed\nVersion: 1.0.0\n",
     })
     release = {"releases": {
@@ -170,12 +172,14 @@ def test_assets_a_build_step_downloads_come_from_the_release_archive(make_repo, 
             "import importlib.util\nfrom themed import stylesheet\n\n\n"
             "def test_stylesheet():\n    assert 'teal' in stylesheet()\n\n\n"
             "def test_no_stale_module():\n"
-            "    assert importlib.util.find_spec('themed.removed_since') is None\n"),
+            "    assert importlib.util.find_spec('themed.removed_since') is None\n\n\n"
+            "def test_licence_text():\n"
+            "    assert open('LICENSE').read() == 'Themed licence text\\n'\n"),
     })
     record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
     assert record.status == "validated", record.failure_reason
     assert record.plan.release_files.endswith("/files/themed-1.0.0.tar.gz")
-    assert record.tests.PASSED == 2
+    assert record.tests.PASSED == 3
     assert "/files/themed-1.0.0.tar.gz" in index
     kinds = [r.diagnosis.kind for r in record.iterations if r.diagnosis]
     assert kinds[0] == "build_needs_network", kinds

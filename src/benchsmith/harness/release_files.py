@@ -2,7 +2,8 @@
 archive instead: the command that adds them to a checkout inside the sandbox.
 
 Only files the checkout lacks *and* git ignores are added (generated sources, downloaded
-assets), so nothing tracked is overwritten and no module deleted since the release comes back.
+assets), so nothing tracked is overwritten and no module deleted since the release comes back;
+and a licence text at the root the checkout lacks, which some build hooks download (no code).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ try:
     keep = [p for p in listed if p in wanted]
 except OSError:
     keep = [p for p in wanted if not p.endswith((".py", ".pyi", ".pyx", ".pxd"))]
+# a licence text the build writes from a download (coherent.licensed) is no code, tracked or not
+keep += [p for p in wanted if p not in keep and "/" not in p
+         and p.upper().startswith(("LICENSE", "LICENCE", "COPYING", "NOTICE"))]
 for rel in keep:
     if os.path.dirname(rel):
         os.makedirs(os.path.dirname(rel), exist_ok=True)
