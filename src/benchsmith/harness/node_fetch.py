@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tarfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -41,9 +42,27 @@ def fetch_node(version: str, cache: Path | None = None) -> Path:
     prefix = fetch_package(NODE_PACKAGE, exact, cache or cache_dir() / "node")
     node = prefix / "bin" / "node"
     if not node.is_file():
+        _unpack_nested(prefix, exact)
+    if not node.is_file():
         raise BenchsmithError(f"{NODE_PACKAGE}@{exact} has no bin/node")
     node.chmod(0o755)
     return prefix
+
+
+def _unpack_nested(prefix: Path, version: str) -> None:
+    """Early releases of the package (0.10 and 0.12 among them) carry the official build as a
+    tarball inside it, ``node-vX-linux-x64.tar.gz``, some beside the next release's: the one of
+    `version` is unpacked into the package's directory."""
+    nested = prefix / f"node-v{version}-linux-x64.tar.gz"
+    if not nested.is_file():
+        return
+    with tarfile.open(nested) as archive:
+        members = [m for m in archive.getmembers()
+                   if (m.isfile() or m.isdir() or m.issym()) and "/" in m.name
+                   and ".." not in m.name.split("/") and not m.name.startswith("/")]
+        for member in members:
+            member.name = member.name.split("/", 1)[1]
+        archive.extractall(prefix, members=members)  # noqa: S202 (names checked above)
 
 
 def on_registry(version: str, known: Iterable[str] | None = None) -> str:
