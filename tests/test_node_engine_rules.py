@@ -93,6 +93,11 @@ def test_the_npm_of_a_node_release_not_of_its_line() -> None:
     assert bundled_npm("6.17.1") == "3.10.10" and bundled_npm("8.11.4") == "5.6.0"
     assert bundled_npm("18") == "10.5.0"  # a line alone: its last release's
     assert choose_manager(NodeContext(), "18.16.0").version == "9.5.1"
+    # npm 1 (Node 0.10's) has no cafile setting, so it cannot trust a CA bundle: npm 2's last
+    old = choose_manager(NodeContext(), "0.10.0")
+    assert bundled_npm("0.10.0") == "1.2" and old.version == "2.15.12", old
+    assert "no cafile" in old.reasons[0]
+    assert choose_manager(NodeContext(), "0.12.0").version == "2.5.1"
 
 
 # -- other Node lines only when the Node release is at fault ---------------------------------

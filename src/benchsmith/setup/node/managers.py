@@ -113,6 +113,11 @@ def _berry_release_version(path: str) -> str | None:
     return found.group(1) if found else None
 
 
+# npm 1 (Node 0.10's) has no cafile setting, so it cannot reach a registry behind a
+# TLS-intercepting proxy; the last npm 2 runs on Node 0.8 and later and has one
+NPM_FLOOR = "2.15.12"
+
+
 def bundled_npm(node: str) -> str:
     """The npm Node release `node` ("14.17.0") shipped with; given only a line ("14"), the
     npm of the line's last release known here."""
@@ -153,6 +158,11 @@ def choose_manager(ctx: NodeContext, node: str) -> ManagerChoice:
             return ManagerChoice(name=name, berry=berry, version=version,  # type: ignore[arg-type]
                                  source="volta", lockfile=lockfile,
                                  reasons=[f"package.json volta pins {name} {version}"])
+    if lock is None and _key(bundled_npm(node)) < (2,):
+        return ManagerChoice(name="npm", version=NPM_FLOOR, source=f"npm {NPM_FLOOR} for Node {node}",
+                             reasons=[f"no lockfile; Node {node} shipped npm {bundled_npm(node)}, "
+                                      "which cannot trust a CA bundle (no cafile setting): "
+                                      f"npm {NPM_FLOOR}, which runs on Node 0.8 and later"])
     if lock is None:
         return ManagerChoice(name="npm", version=bundled_npm(node), source=f"Node {node}'s npm",
                              reasons=["no lockfile: npm as shipped with the chosen Node"])
