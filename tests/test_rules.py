@@ -354,6 +354,30 @@ def test_a_ci_job_for_remote_data_is_not_the_test_command() -> None:
     assert "--remote-data=any" not in plan.test_args  # the option that turns network tests on
 
 
+FILTERED_DEPENDENCY = """\
+error: No solution found when resolving dependencies
+  cause: Because only geopy[dev-test]==1.18.1 is available and geopy[dev-test]==1.18.1 depends on pytest>=3.10, we can conclude that all versions of geopy[dev-test] depend on pytest>=3.10. (1)
+         Because there are no versions of atomicwrites and pytest>=3.10.0 depends on atomicwrites>=1.0, we can conclude that pytest>=3.10.0 cannot be used.
+         And because we know from (1) that all versions of geopy[dev-test] depend on pytest>=3.10, we can conclude that all versions of geopy[dev-test] cannot be used.
+         And because you require geopy[dev-test], we can conclude that your requirements are unsatisfiable.
+hint: `atomicwrites` was filtered by `exclude-newer` to only include packages uploaded before 2019-01-07T00:00:00Z. The latest version satisfying the requirement is v1.4.1, published at 2022-07-08T18:31:40.459Z. Consider using `exclude-newer-package` to override the cutoff for this package.
+"""
+
+
+def test_the_package_the_date_filtered_out_is_named_not_the_project() -> None:
+    """uv's explanation starts at the project ("only geopy[dev-test]==1.18.1 is available"); its
+    hint names the dependency of a dependency the date pin left without a release (atomicwrites,
+    whose old releases were deleted): that one is relaxed, not the project's pre-releases."""
+    diagnosis = diagnose_install(failed(FILTERED_DEPENDENCY), ["geopy"])
+    assert diagnosis.kind == "unsatisfiable" and diagnosis.facts["packages"] == ["atomicwrites"]
+    assert "atomicwrites>=1.0" in diagnosis.facts["requirements"]
+    own = context(project_name="geopy")
+    fixed, what = RuleRepairer().repair(plan(exclude_newer="2019-01-07T00:00:00Z"), diagnosis,
+                                        own) or (None, "")
+    assert fixed is not None and not fixed.prerelease, what
+    assert "atomicwrites" in fixed.exclude_newer_packages, what
+
+
 def test_conflicting_added_package_is_dropped_before_relaxing() -> None:
     out = ("error: No solution found when resolving dependencies\n"
            "  cause: Because only the following versions of pyflakes are available:\n"
@@ -361,8 +385,9 @@ def test_conflicting_added_package_is_dropped_before_relaxing() -> None:
            "         and flake8==3.6.0 depends on pyflakes>=2.0.0,<2.1.0, we can conclude that flake8==3.6.0 cannot be used.\n"
            "         And because you require flake8==3.6.0, we can conclude that your requirements are unsatisfiable.\n")
     diagnosis = diagnose_install(failed(out), ["pyflakes"])
+    # the dependency's own requirement of the package comes too: a relaxation reads it
     assert diagnosis.facts == {"packages": ["pyflakes"], "required": ["flake8"],
-                               "requirements": ["flake8==3.6.0"]}
+                               "requirements": ["flake8==3.6.0", "pyflakes>=2.0.0,<2.1.0"]}
     fixed, what = RuleRepairer().repair(plan(packages=["pytest", "flake8==3.6.0"]), diagnosis, context()) or (None, "")
     assert fixed is not None and fixed.packages == ["pytest"] and "drop flake8==3.6.0" in what
     relaxed, what = RuleRepairer().repair(fixed, diagnosis, context()) or (None, "")

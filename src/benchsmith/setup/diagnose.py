@@ -13,6 +13,8 @@ from benchsmith.parsing import (
 from benchsmith.parsing.failure_groups import collection_errors, failure_groups
 from benchsmith.setup.knowledge.removed_apis import REMOVED_APIS
 from benchsmith.setup.metadata_repairs import diagnose_invalid_metadata
+from benchsmith.setup.resolution import diagnose_resolution
+from benchsmith.setup.resolution import line_with as _line_with
 from benchsmith.setup.system_packages import (
     debian_packages_for,
     missing_headers,
@@ -50,8 +52,6 @@ _DIRECT_URL = re.compile(
 # uv's words for lines pip of old accepted: legacy specifiers, editable VCS requirements.
 _INVALID_REQUIREMENT = re.compile(
     r"(?:Couldn't parse requirement|Unsupported editable requirement) in `([^`]+)`")
-# Every release a requirement allows was withdrawn: "because foo==0.1.3 was yanked (...)".
-_YANKED = re.compile(r"[Bb]ecause ([A-Za-z0-9_.\-]+)[<>=!~]=?[^\s]* was yanked")
 _NO_PEP660 = re.compile(
     r"has no attribute 'build_editable'|does not support editable|"
     r"missing the `build_editable` hook|Editable installs? (?:is|are) not supported",
@@ -75,18 +75,6 @@ _SCM_VERSION_MISSING = re.compile(r"metadata version `0\.0\.0` does not match gi
 _PY_SPEC = re.compile(
     r"(?:current|requested) Python version \(([\d.]+)\) does not satisfy Python([<>=!~][^ ,]*(?:,[<>=!~][^ ,]*)*)"
 )
-_UNSAT = re.compile(
-    r"Because (?:there is no version of|there are no versions of|only the following versions of|only) "
-    r"([A-Za-z0-9_.\-]+)"
-)
-_REQUIRED = re.compile(r"you require ([A-Za-z0-9_.\-]+)")
-# "you require attrs>=23.1,<24, we can conclude ...": the requirement with its specifier
-_REQUIRED_SPEC = re.compile(r"you require ([A-Za-z0-9_.\-]+(?:\[[^\]]*\])?"
-                            r"(?:[<>=!~]=?[^\s,]+(?:,[<>=!~]=?[^\s,]+)*)?)")
-# pip: "No matching distribution found for atomicwrites>=1.0 (from pytest)"
-_PIP_NO_MATCH = re.compile(r"No matching distribution found for (?P<name>[A-Za-z0-9_.\-]+)"
-                           r"(?:\[[^\]]*\])?(?P<spec>(?:[<>=!~]=?[^\s,]+(?:,[<>=!~]=?[^\s,]+)*)?)")
-_NOT_FOUND = re.compile(r"Because ([A-Za-z0-9_.\-]+) was not found in the package registry")
 _MISSING_FILE = re.compile(r"(?:File not found|No such file or directory).*?`?([\w./-]*requirements[\w./-]*\.txt)")
 _COLLECTING = re.compile(r"^_+ ERROR collecting (\S+) _+$", re.MULTILINE)
 _SERVICE_DOWN = re.compile(r"benchsmith-services: no answer from: (\S+)")
@@ -106,12 +94,6 @@ _PYTHON_BUILD = re.compile(
 _WARNING_ERROR = re.compile(r"^E\s+(?:\w+\.)*(Deprecation|PendingDeprecation|Resource|Future|User)Warning:",
                             re.MULTILINE)
 
-
-
-def _line_with(text: str, match: re.Match[str]) -> str:
-    start = text.rfind("\n", 0, match.start()) + 1
-    end = text.find("\n", match.end())
-    return text[start: end if end != -1 else None].strip()
 
 
 def _own_modules_imported(out: str) -> list[str]:
@@ -165,32 +147,8 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         return Diagnosis(category="installation", kind="missing_requirement_file",
                          reason=f"requirement file {missing_file.group(1)} does not exist",
                          facts={"files": [missing_file.group(1)]}, evidence=_line_with(out, missing_file))
-    if pip := _PIP_NO_MATCH.search(out):  # pip (Python 2 environments): nothing at the date
-        return Diagnosis(category="installation", kind="unsatisfiable",
-                         reason=f"no version of {pip['name']} fits the date pin and the other "
-                                "requirements",
-                         facts={"packages": [pip["name"]], "required": [],
-                                "requirements": [f"{pip['name']}{pip['spec'] or ''}"]},
-                         evidence=_line_with(out, pip))
-    if not_found := _NOT_FOUND.search(out):
-        return Diagnosis(category="installation", kind="not_in_registry",
-                         reason=f"{not_found.group(1)} is not on the package index",
-                         facts={"packages": [not_found.group(1)]}, evidence=_line_with(out, not_found))
-    yanked = list(dict.fromkeys(_YANKED.findall(out)))
-    required_names = set(_REQUIRED.findall(out))
-    if "No solution found" in out and yanked and set(yanked) & required_names:
-        names = [n for n in yanked if n in required_names]
-        return Diagnosis(category="installation", kind="yanked",
-                         reason=f"every release of {', '.join(names)} allowed at the date was "
-                                "withdrawn (yanked) from the index",
-                         facts={"packages": names}, evidence=log_tail(out, 8))
-    if "No solution found" in out and (unsat := _UNSAT.search(out)):
-        required = list(dict.fromkeys(_REQUIRED.findall(out)))
-        return Diagnosis(category="installation", kind="unsatisfiable",
-                         reason=f"no version of {unsat.group(1)} fits the date pin and the other requirements",
-                         facts={"packages": [unsat.group(1)], "required": required,
-                                "requirements": list(dict.fromkeys(_REQUIRED_SPEC.findall(out)))},
-                         evidence=_line_with(out, unsat))
+    if resolution := diagnose_resolution(out):
+        return resolution
     if system := _system_packages(out):
         return system
     build = _FAILED_BUILD.search(out)
