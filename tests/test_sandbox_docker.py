@@ -82,6 +82,10 @@ def test_container_labels_limits_and_mounts(box: DockerSandbox, client: Any) -> 
     assert host["PidsLimit"] == 512
     assert host["NetworkMode"] == "bridge"
     assert host["Init"] is True
+    # IPv6 loopback as on a host: a test server listening on ::1 (seen: node-fetch's) starts
+    bound = box.exec("python -c \"import socket; s = socket.socket(socket.AF_INET6); "
+                     "s.bind(('::1', 0)); print('bound', s.getsockname()[0])\"", timeout=60)
+    assert "bound ::1" in bound.output, bound.output
     mounts = {mount["Destination"]: mount for mount in attrs["Mounts"]}
     assert mounts["/etc/ssl/certs/ca-certificates.crt"]["RW"] is False
     assert mounts["/root/.cache/uv"]["Name"] == UV_CACHE_VOLUME

@@ -60,6 +60,10 @@ def create_container(client: Any, image: str, name: str, labels: dict[str, str],
         nano_cpus=int(config.cpus * 1e9), mem_limit=config.memory,
         pids_limit=config.pids_limit, environment={"HOME": "/root"},
     )
+    if config.network_cutoff:  # a network namespace of its own: IPv6 loopback as on a host
+        # (tests that listen on ::1 fail with EADDRNOTAVAIL where Docker turned IPv6 off)
+        options["sysctls"] = {"net.ipv6.conf.all.disable_ipv6": "0",
+                              "net.ipv6.conf.lo.disable_ipv6": "0"}
     if config.disk and not _STORAGE_OPT_REFUSED:
         options["storage_opt"] = {"size": config.disk}
     try:
