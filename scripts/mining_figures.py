@@ -24,9 +24,12 @@ def main(out: Path) -> dict:
     prs = [PullRequest.model_validate_json(line)
            for line in (out / "prs.jsonl").read_text().splitlines() if line.strip()]
     outcomes = read_outcomes(out / "instances.log.jsonl")
-    written = json.loads((out / "instances.funnel.json").read_text())
     per_repo = int(os.environ.get("PER_REPO", "3"))  # as bench-mining.sh built them
     recount = build_funnel(prs, outcomes, per_repo=per_repo).model_dump(mode="json")
+    try:  # an interrupted build writes no funnel: the recount stands alone then
+        written = json.loads((out / "instances.funnel.json").read_text())
+    except FileNotFoundError:
+        written = None
     instances = [json.loads(line) for line in (out / "instances.jsonl").read_text().splitlines()
                  if line.strip()]
     flags = Counter(flag for i in instances for flag in i.get("quality_flags") or {})
@@ -38,10 +41,12 @@ def main(out: Path) -> dict:
         "valid_prs": len(prs),
         "instances": len(instances),
         "repositories_with_instances": len({i["repo"] for i in instances}),
-        "terminal": {s: (stages[s] if s != "not tried" else recount["terminal"]["not tried"])
+        # "not tried" and "limit" are the PRs with no outcome: counted, never logged
+        "terminal": {s: (stages[s] if s not in ("not tried", "limit") else recount["terminal"][s])
                      for s in TERMINAL},
         "funnel_equals_recount": {k: written[k] == recount[k]
-                                  for k in ("pr_stages", "terminal", "flags")},
+                                  for k in ("pr_stages", "terminal", "flags")}
+        if written is not None else "no funnel written (the build was interrupted)",
         "gold": {k: gold.get(k) for k in ("evaluated", "resolved", "infrastructure_failures", "errors")},
         "gold_unresolved": sorted(set().union(*(v for k, v in (gold.get("ids") or {}).items()
                                                if k != "RESOLVED")) if gold else []),

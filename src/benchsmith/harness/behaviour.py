@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 import time
 from collections.abc import Callable
 
@@ -102,7 +103,7 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
     after = _runs(sandbox, spec, files, runs, timeout, stall_timeout)
     if not any(run.statuses for run in after):
         return Behaviour(before=before, after=after,
-                         error=f"the tests gave no results: {after[0].log_tail[-300:]}")
+                         error=f"the tests gave no results: {_first_error(after[0].log_tail)}")
     behaviour = classify(before, after)
     _drop_unportable(behaviour, sandbox.workdir)
     _drop_declared_flaky(behaviour, sandbox, files)
@@ -112,6 +113,20 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
         progress(f"  {len(behaviour.FAIL_TO_PASS)} FAIL_TO_PASS, {len(behaviour.PASS_TO_PASS)} "
                  f"PASS_TO_PASS, {len(behaviour.flaky)} flaky ({time.monotonic() - started:.0f}s)")
     return behaviour
+
+
+_ERROR_LINE = re.compile(r"\b(?:\w*Error|\w*Exception|error|ERR!|No (?:tests|test files|files) "
+                         r"found|Cannot find|not found)\b")
+
+
+def _first_error(log: str) -> str:
+    """The first line of a run's log that says what went wrong (an error, not a stack frame),
+    else its last line: what a reader of "the tests gave no results" needs."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for line in lines:
+        if _ERROR_LINE.search(line) and not line.startswith(("at ", "File ")):
+            return line[:300]
+    return lines[-1][:300] if lines else "no output"
 
 
 def _drop_declared_flaky(behaviour: Behaviour, sandbox: Sandbox, files: list[str]) -> None:

@@ -136,7 +136,7 @@ def runnable_test_files(test_patch: str,
 PatchProblem = Literal[
     "no test change",
     "only test changes",
-    "the test changes touch no test module (only test data, conftest.py or __init__.py)",
+    "the test changes touch no test module (only test data, fixtures or helpers)",
     "the code changes touch no source file (only documentation, data or configuration)",
 ]
 
@@ -152,7 +152,7 @@ def task_patches(diff: str, language: Language | EcosystemName = "python"
     if not patch:
         return "only test changes"
     if not runnable_test_files(test_patch, language):
-        return "the test changes touch no test module (only test data, conftest.py or __init__.py)"
+        return "the test changes touch no test module (only test data, fixtures or helpers)"
     if not any(file_rules(language).is_source(path) for path in touched_files(patch)):
         return "the code changes touch no source file (only documentation, data or configuration)"
     return patch, test_patch
