@@ -135,3 +135,21 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
         done = rows(*args)
         assert done.returncode == 1
         assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("error:"), done.stderr
+
+
+def test_prs_spread_over_the_years_of_each_repository(tmp_path: Path) -> None:
+    """scripts/prs_by_year.py: the newest PR, then the one farthest in years from those taken."""
+    prs = tmp_path / "prs.jsonl"
+    years = {1: "2014", 2: "2016", 3: "2019", 4: "2020", 5: "2023"}
+    prs.write_text("".join(json.dumps({"repo": "o/a", "number": n, "merged_at": f"{y}-05-01T00:00:00Z"}) + "\n"
+                           for n, y in years.items())
+                   + json.dumps({"repo": "o/b", "number": 9, "created_at": "2018-01-01"}) + "\n")
+    out = tmp_path / "spread.jsonl"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "prs_by_year.py"), str(prs), str(out),
+                           "--per-repo", "3"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    picked = [(json.loads(line)["repo"], json.loads(line)["number"]) for line in out.read_text().splitlines()]
+    assert picked == [("o/a", 5), ("o/a", 1), ("o/a", 3), ("o/b", 9)]
+    missing = subprocess.run([sys.executable, str(ROOT / "scripts" / "prs_by_year.py"), str(tmp_path / "none"),
+                              str(out)], capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and missing.stderr.startswith("error: ")
