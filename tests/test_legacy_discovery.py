@@ -83,6 +83,15 @@ def test_yield_tests_run_under_nose_each_generated_test_a_result(make_repo, tmp_
     ("tests", {"tests/__init__.py": "", "tests/basic.py": None},
      "python -m unittest discover -s tests -t . -p '*.py' -v"),
     ("shapes.tests.suite", {"shapes/tests.py": None}, "python -m unittest shapes.tests.suite -v"),
+    # a runner module with no tests of its own whose additional_tests() setuptools' loader
+    # called: unittest loads that callable too
+    ("tests.runtests", {"tests/__init__.py": "", "tests/basic.py": None,
+                        "tests/runtests.py": (
+                            "from unittest import TestSuite, defaultTestLoader\n\n\n"
+                            "def additional_tests():\n    suite = TestSuite()\n"
+                            "    suite.addTest(defaultTestLoader.loadTestsFromName('tests.basic'))\n"
+                            "    return suite\n")},
+     "python -m unittest tests.runtests tests.runtests.additional_tests -v"),
 ])
 def test_setup_py_test_suites_run_the_way_setup_py_test_loaded_them(
         make_repo, tmp_path: Path, suite: str, files: dict[str, str | None], command: str) -> None:
@@ -100,6 +109,6 @@ def test_setup_py_test_suites_run_the_way_setup_py_test_loaded_them(
     assert record.test == [command]
     assert record.plan.sources["test"] == ["setup.py"]
     names = sorted(t.name for t in record.tests.tests)
-    module = "tests.basic" if suite == "tests" else "shapes.tests"
+    module = "tests.basic" if suite.startswith("tests") else "shapes.tests"
     expected = ["test_square"] if suite.endswith(".suite") else ["test_circle", "test_square"]
     assert names == [f"{module}.AreaTests.{name}" for name in expected], names

@@ -9,7 +9,8 @@ collected, with pytest where its settings can say so, with the old runner where 
   dropped them, so such a suite runs under nose itself (``pynose`` on Python 3.10 and later,
   where nose no longer imports), and every generated test is a result of its own.
 - ``setup.py test`` ran setup()'s ``test_suite`` through unittest's loader: a package had
-  every module scanned, a module or a callable (``pkg.tests.suite``) was loaded by name.
+  every module scanned, a module or a callable (``pkg.tests.suite``) was loaded by name, with
+  the module's ``additional_tests()`` when it has one (setuptools' loader called it).
   unittest runs the same, named the same.
 """
 
@@ -25,6 +26,8 @@ from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.commands import positional_args
 from benchsmith.setup.context_model import RepoContext
 
+# a test_suite module's hook that setuptools' loader (not unittest's) adds to the module's tests
+_ADDITIONAL = re.compile(r"^def additional_tests\(", re.MULTILINE)
 NOSE_DEFAULT_MATCH = r"(?:^|[\b_\./-])[Tt]est"
 # pytest's patterns for nose's default testMatch (plain words are prefixes, the rest globs)
 NOSE_DEFAULT_PATTERNS = {
@@ -147,6 +150,9 @@ def _test_suite(context: RepoContext, plan: Plan, root: Path) -> None:
     elif (root / f"{path}.py").is_file() or (root / path.rsplit("/", 1)[0]).exists() or (
             root / f"{path.rsplit('/', 1)[0]}.py").is_file():
         args = [name]  # a module, or a callable returning the suite
+        module = root / f"{path}.py"
+        if module.is_file() and _ADDITIONAL.search(module.read_text(errors="replace")):
+            args.append(f"{name}.additional_tests")  # setuptools' loader called it as well
     else:
         return
     plan.runner, plan.entry, plan.test_args = "unittest", [], args
