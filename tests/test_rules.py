@@ -128,12 +128,14 @@ def test_editable_installs_on_python_36_move_to_37_where_the_project_allows_it()
 
 def test_python_37_taken_for_an_editable_install_is_left_when_the_code_of_the_date_needs_older(
         ) -> None:
-    """A 2019 project on Python 3.6 moves to 3.7 for its editable install; a dependency of its
+    """A 2018 project on Python 3.6 moves to 3.7 for its editable install; a dependency of its
     date then does not build on 3.7 (a C extension against 3.6's C API): back to 3.6, installed
     without -e, the checkout first on the path. Code older than 3.6 goes on to 2.7."""
     no_pep660 = diagnose_install(failed("has no attribute 'build_editable'"), [])
-    old = plan(python="3.6", python_fallbacks=["2.7"], exclude_newer="2019-03-02T00:00:00Z")
+    old = plan(python="3.6", python_fallbacks=["2.7"], exclude_newer="2018-06-05T00:00:00Z")
     ctx = context(root_files=["setup.py"], root_dirs=["tests"])
+    old.exclude_newer_packages = {"setuptools": "2022-12-31T00:00:00Z",  # the planner's, for
+                                  "wheel": "2022-12-31T00:00:00Z"}         # PEP 660
     moved, _ = RuleRepairer().repair(old, no_pep660, ctx) or (None, "")
     assert moved is not None and moved.python == "3.7" and moved.editable
     c_api = diagnose_install(failed(
@@ -142,6 +144,10 @@ def test_python_37_taken_for_an_editable_install_is_left_when_the_code_of_the_da
     back, what = RuleRepairer().repair(moved, c_api, ctx) or (None, "")
     assert back is not None and back.python == "3.6" and not back.editable, what
     assert back.env["PYTHONPATH"] == "." and what.startswith("back to Python 3.6")
+    # no PEP 660 needed: the dependencies' sources build with a setuptools of early 2019 again
+    # (the first that uv asks for a source without a build-system table, 40.8.0), not of 2022
+    pins = back.exclude_newer_packages
+    assert pins["setuptools"].startswith("2019-") and pins["wheel"] == pins["setuptools"], pins
     locale = diagnose_install(failed(LOCALE_BUILD), ["tablet"])
     older, what = RuleRepairer().repair(moved, locale, ctx) or (None, "")
     assert older is not None and older.python == "2.7", what

@@ -10,13 +10,18 @@ tried in a fixed order, each a round of its own.
 
 from __future__ import annotations
 
+from packaging.specifiers import SpecifierSet
+
 from benchsmith.core import Diagnosis, Plan
 from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.build_repairs import requirement_key
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import BUILD_TOOL_FLOOR, allow_build_tool, backend_distribution
 from benchsmith.setup.pyversion import allows_python
+from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
 
+# what uv builds a source distribution without a build-system table with
+UV_LEGACY_SETUPTOOLS = ">=40.8.0"
 # plan.sources key: the Python a plan left for 3.7, only so that its install could be editable
 MOVED_FOR_EDITABLE = "python_for_editable"
 # Marks a plan on the second lever (a note of the plan, so a reused plan keeps it).
@@ -45,12 +50,31 @@ def _sources_on_path(plan: Plan, context: RepoContext) -> str:
     checkout first on the path."""
     plan.build_isolation, plan.build_requirements = True, []
     plan.editable = False
+    _backend_of_the_date(plan, context)
     path = "src" if "src" in context.root_dirs else "."
     plan.env["PYTHONPATH"] = path
     plan.notes.append(SOURCES_ON_PATH)
     plan.sources.setdefault("install", []).append("no PEP 660 editable hooks at the date")
     return (f"install the project without -e, built in isolation as its build requirements say, "
             f"with PYTHONPATH={path} so the tests import the checkout")
+
+
+def _backend_of_the_date(plan: Plan, context: RepoContext) -> None:
+    """The newer backend was for PEP 660 only: the dependencies' sources of that date build with
+    the setuptools of the date again (a 2017 setup.py imports its `Feature`, gone in 46), but
+    not older than the 40.8.0 uv asks for a source without a build-system table."""
+    backend = backend_distribution(context)
+    if not plan.exclude_newer_packages.get(backend, "").startswith(BUILD_TOOL_FLOOR):
+        return
+    for tool in (backend, "wheel"):
+        if plan.exclude_newer_packages.get(tool, "").startswith(BUILD_TOOL_FLOOR):
+            del plan.exclude_newer_packages[tool]
+    if backend != "setuptools":
+        return
+    uploaded = earliest_satisfying_upload("setuptools", SpecifierSet(UV_LEGACY_SETUPTOOLS))
+    floor = pin_after(uploaded) if uploaded else f"{BUILD_TOOL_FLOOR}T00:00:00Z"
+    if floor > plan.exclude_newer:
+        allow_build_tool(plan, "setuptools", floor)
 
 
 def _develop(plan: Plan, context: RepoContext) -> str | None:
