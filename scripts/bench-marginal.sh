@@ -19,7 +19,7 @@ mkdir -p "$out"
 for run in first second; do
   echo "== evaluate --mode test ($run) $(date -Is)"
   benchsmith evaluate --instances "$instances" --predictions gold --mode test --run-id "$run" \
-    --mirrors "$mirrors" --output-dir "$out/runs" "$@" >>"$out/evaluate-$run.log" 2>&1 \
+    --mirrors "$mirrors" --out "$out/runs" "$@" >>"$out/evaluate-$run.log" 2>&1 \
     || echo "evaluate ($run) exited $?"
 done
 python "$(dirname "$0")/marginal_figures.py" "$out" | tee "$out/figures.json"

@@ -28,14 +28,14 @@ benchsmith build "$out/prs.jsonl" --per-repo "$per_repo" --out "$out/instances.j
 for predictions in gold empty; do
   step "evaluate $predictions"
   benchsmith evaluate --instances "$out/instances.jsonl" --predictions "$predictions" \
-    --mirrors "$mirrors" --output-dir "$out/runs" "$@" >>"$out/evaluate-$predictions.log" 2>&1 \
+    --mirrors "$mirrors" --out "$out/runs" "$@" >>"$out/evaluate-$predictions.log" 2>&1 \
     || echo "evaluate $predictions exited $?"
 done
 if [[ -n "${ALSO_DOCKER:-}" ]]; then  # the same instances graded in Docker as well
   for predictions in gold empty; do
     step "evaluate $predictions (docker)"
     benchsmith evaluate --instances "$out/instances.jsonl" --predictions "$predictions" \
-      --mirrors "$mirrors" --output-dir "$out/runs-docker" --backend docker \
+      --mirrors "$mirrors" --out "$out/runs-docker" --backend docker \
       >>"$out/evaluate-$predictions-docker.log" 2>&1 || echo "evaluate $predictions (docker) exited $?"
   done
 fi

@@ -32,7 +32,7 @@ PY
 for predictions in gold empty; do
   step "evaluate $predictions"
   benchsmith evaluate --instances "$out/evaluable.jsonl" --predictions "$predictions" \
-    --mirrors "$mirrors" --output-dir "$out/runs" "$@" \
+    --mirrors "$mirrors" --out "$out/runs" "$@" \
     >>"$out/evaluate-$predictions.log" 2>&1 || echo "evaluate $predictions exited $?"
 done
 python "$(dirname "$0")/prepare_figures.py" "$out" | tee "$out/figures.json"

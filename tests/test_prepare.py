@@ -241,6 +241,25 @@ def test_a_group_is_pinned_no_earlier_than_its_setup_commit() -> None:
     assert pin_day(first.model_copy(update={"created_at": ""}), "2020-05-01") == "2020-05-01"
 
 
+def test_a_test_left_out_for_hanging_runs_again_where_an_instance_is_judged_by_it() -> None:
+    """A test hung while the group's environment was validated (a loaded machine, another
+    commit): it stays out of the other instances' runs, but an instance whose labels name it
+    runs it, under the stall watchdog, rather than finding its label missing."""
+    from benchsmith.datasets.prepare import _keeping_labels
+    from benchsmith.instance import TaskInstance, TestSpec
+
+    spec = TestSpec(runner="bintest", deselect=[
+        "sympy/functions/combinatorial/tests/test_comb_numbers.py::test_bell",
+        "sympy/sets/tests/test_sets.py::test_union[a b]"])
+    judged = TaskInstance(instance_id="sympy__sympy-13437", repo="sympy/sympy", base_commit="a" * 40,
+                          FAIL_TO_PASS=["test_bell"], PASS_TO_PASS=["test_bernoulli"])
+    assert _keeping_labels(spec, judged).deselect == ["sympy/sets/tests/test_sets.py::test_union[a b]"]
+    other = judged.model_copy(update={"FAIL_TO_PASS": ["test_catalan"]})
+    assert _keeping_labels(spec, other) is spec
+    django = judged.model_copy(update={"FAIL_TO_PASS": ["test_union (sets.tests.SetTests)"]})
+    assert _keeping_labels(spec, django).deselect == spec.deselect[:1]
+
+
 def test_an_instance_whose_environment_failed_reproduces_no_label() -> None:
     from benchsmith.datasets.prepare import Preparer, Published, summarize
     from benchsmith.instance import TaskInstance

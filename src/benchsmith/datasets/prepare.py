@@ -21,7 +21,7 @@ from benchsmith.harness.jsonl import JsonlWriter, Resume, read_records, records_
 from benchsmith.harness.patches import runnable_test_files
 from benchsmith.harness.prepare import network_for_tests
 from benchsmith.harness.render import plan_spec, render_reinstall, render_spec
-from benchsmith.instance import FlakyTest, TaskInstance
+from benchsmith.instance import FlakyTest, TaskInstance, TestSpec
 from benchsmith.sandbox.store import make_prepared_store, prepared_key
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.environments import (
@@ -114,6 +114,21 @@ def pin_day(first: TaskInstance, setup_commit_day: str) -> str:
     before its setup commit (whose requirements may need releases newer than that instance)."""
     created = first.created_at[:10]
     return max(created, setup_commit_day[:10]) if created else setup_commit_day[:10]
+
+
+def _keeping_labels(spec: TestSpec, instance: TaskInstance) -> TestSpec:
+    """`spec` without the left-out tests (those that hung while its environment was validated,
+    maybe at another commit) that the instance's labels name: they are what the instance is
+    judged by, so they run, under the stall watchdog like every test."""
+    labelled = {_bare(name) for name in [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]}
+    kept = [test for test in spec.deselect if _bare(test) not in labelled]
+    return spec if kept == spec.deselect else spec.model_copy(update={"deselect": kept})
+
+
+def _bare(name: str) -> str:
+    """A test's function name alone: its node ID, SWE-bench's bare or Django-style names."""
+    head = name.split(" (", 1)[0].split(" ", 1)[0]
+    return head.split("::")[-1].split("[", 1)[0]
 
 
 def group_key(instance: TaskInstance) -> tuple[str, str]:
@@ -252,7 +267,8 @@ class Preparer:
                                      offline=self.engine.options.offline_tests)
             try:
                 behaviour = run_instance_tests(
-                    sandbox, plan_spec(plan, [], self.engine.apt), instance.patch,
+                    sandbox, _keeping_labels(plan_spec(plan, [], self.engine.apt), instance),
+                    instance.patch,
                     instance.test_patch, runs=self.runs, timeout=self.engine.options.test_timeout_s,
                     stall_timeout=self.engine.options.stall_timeout_s)
             finally:
@@ -266,7 +282,7 @@ class Preparer:
         verdict = judge(instance, behaviour)
         verdict.fingerprint, verdict.setup_commit = item.fingerprint, setup_commit
         verdict.runs, verdict.test_network = self.runs, network
-        spec = plan_spec(plan, behaviour.test_files, self.engine.apt)
+        spec = _keeping_labels(plan_spec(plan, behaviour.test_files, self.engine.apt), instance)
         image, history = None, None
         if environment.record.image:
             image, history = instance_image(self.engine, environment.record, checkout)
