@@ -126,7 +126,7 @@ def test_mines_merge_and_squash_prs_newest_first(make_repo: Callable[..., RepoBu
     assert [pr.number for pr in prs] == [24, 12, 3]
     assert skipped == {14: "no test change", 16: "only test changes", 18: "no issue reference",
                        20: "not merged", 22: "the test changes touch no test module (only test "
-                       "data, conftest.py or __init__.py)"}
+                       "data, fixtures or helpers)"}
     pr3 = prs[2]
     assert (pr3.base_commit, pr3.merge_commit, pr3.head_commit) == (
         shas["pr3_base"], shas["pr3_merge"], shas["pr3_head"])

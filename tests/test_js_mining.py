@@ -71,7 +71,7 @@ def test_a_node_diff_needs_a_source_change() -> None:
         "test/parse.test.ts")
     # by Python's rules the same diff has no test module
     assert task_patches(code) == ("the test changes touch no test module (only test data, "
-                                  "conftest.py or __init__.py)")
+                                  "fixtures or helpers)")
 
 
 @pytest.mark.parametrize(("paths", "expected"), [
