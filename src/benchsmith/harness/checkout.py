@@ -179,6 +179,13 @@ def resolve(source: str, rev: str | None = None, on_date: str | None = None,
                     commit_date=commit_date, exclude_newer=exclude_newer)
 
 
+def day_not_before_commit(source: str, rev: str, day: str, repo: str | None = None) -> str:
+    """`day` (YYYY-MM-DD), but never before commit `rev`'s own day: a task dated before the
+    commit it is set up at (a PR opened long before the commit it was merged onto) needs that
+    commit's requirements, which the earlier day lacks."""
+    return max(day[:10], resolve(source, rev=rev, repo=repo).pin_date)
+
+
 def materialize(checkout: Checkout, dest: Path, portable: bool = False) -> Path:
     """Write the files of the checkout's commit into `dest` (a new directory) with git metadata.
 

@@ -13,7 +13,7 @@ from typing import Any
 from benchsmith.core import BenchsmithError, Plan, Provenance
 from benchsmith.executor import Executor, Resources, TaskOutcome
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
-from benchsmith.harness.checkout import Checkout, git, resolve
+from benchsmith.harness.checkout import Checkout, day_not_before_commit, git, resolve
 from benchsmith.harness.jsonl import JsonlWriter, Resume, records_by_key
 from benchsmith.harness.languages import instance_language
 from benchsmith.harness.patches import touched_files
@@ -180,9 +180,7 @@ class InstanceBuilder:
         self.progress(f"{iid}: base {pr.base_commit[:12]}")
         started = time.monotonic()
         source = pr.source or f"https://github.com/{pr.repo}"
-        # the PR's day, but never before its base commit's own: a PR opened years before the
-        # commit it was merged onto has that commit's requirements, which the older day lacks
-        day = max(pr.created_at[:10], resolve(source, rev=pr.base_commit, repo=pr.repo).pin_date)
+        day = day_not_before_commit(source, pr.base_commit, pr.created_at, pr.repo)
         checkout = resolve(source, rev=pr.base_commit, on_date=day, repo=pr.repo)
         reused = environment is not None and same_dependencies(checkout, environment.commit)
         if not reused:

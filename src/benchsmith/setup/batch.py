@@ -16,7 +16,11 @@ from pydantic import BaseModel, Field
 from benchsmith.core import BenchsmithError
 from benchsmith.executor import Executor, ExecutorConfig, Resources, TaskOutcome
 from benchsmith.executor.local import LocalExecutor
-from benchsmith.harness.checkout import repo_name_from, resolve, resolve_source
+from benchsmith.harness.checkout import (
+    day_not_before_commit,
+    repo_name_from,
+    resolve_source,
+)
 from benchsmith.harness.jsonl import JsonlWriter, Resume, load_answers
 from benchsmith.setup.engine import SetupEngine, SetupOptions
 from benchsmith.setup.record import SetupRecord
@@ -112,7 +116,7 @@ def setup_day(item: BatchItem, source: str) -> str | None:
     """The day `item` is pinned to: its date, but a published instance's never before its
     commit's own day."""
     if item.not_before_commit and item.date and item.rev:
-        return max(item.date, resolve(source, rev=item.rev).pin_date[:10])
+        return day_not_before_commit(source, item.rev, item.date)
     return item.date
 
 

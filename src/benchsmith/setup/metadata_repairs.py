@@ -7,7 +7,6 @@ possible (``>=2011k`` -> ``>=2011``), are handed to uv as that release's metadat
 
 from __future__ import annotations
 
-import os
 import re
 from email.parser import Parser
 
@@ -16,7 +15,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from benchsmith.core import Diagnosis, Plan
 from benchsmith.setup.context_model import RepoContext
-from benchsmith.setup.releases import DEFAULT_INDEX, INDEX_ENV
+from benchsmith.setup.releases import index_base
 
 __all__ = ["diagnose_invalid_metadata", "lenient_requirement", "repair_invalid_metadata",
            "requires_dist"]
@@ -66,7 +65,7 @@ def requires_dist(name: str, version: str, index_url: str | None = None,
     """The requirements release `version` of `name` declares: the Requires-Dist lines of one of
     its wheels' metadata file (PEP 658, which PyPI serves for every wheel), found through the
     index's JSON pages (PEP 691); None when the index cannot tell."""
-    base = (index_url or os.environ.get(INDEX_ENV) or DEFAULT_INDEX).rstrip("/")
+    base = index_base(index_url)
     headers = {"User-Agent": "benchsmith (release metadata)",
                "Accept": "application/vnd.pypi.simple.v1+json"}
     try:

@@ -13,10 +13,15 @@ DEFAULT_INDEX = "https://pypi.org"
 INDEX_ENV = "BENCHSMITH_PYPI_URL"  # the same variable `benchsmith candidates` reads
 
 
+def index_base(index_url: str | None = None) -> str:
+    """The package index asked about releases: `index_url`, else $BENCHSMITH_PYPI_URL, else PyPI."""
+    return (index_url or os.environ.get(INDEX_ENV) or DEFAULT_INDEX).rstrip("/")
+
+
 def _releases(name: str, index_url: str | None, timeout: float) -> tuple[httpx.URL, dict] | None:
     """(the JSON document's URL, its "releases" table) from the index's JSON API for `name`;
     None when the index cannot tell."""
-    base = (index_url or os.environ.get(INDEX_ENV) or DEFAULT_INDEX).rstrip("/")
+    base = index_base(index_url)
     try:
         response = httpx.get(f"{base}/pypi/{name}/json", timeout=timeout, follow_redirects=True,
                              headers={"User-Agent": "benchsmith (release dates)"})
