@@ -257,3 +257,49 @@ def test_environmental_causes_of_failure_groups_are_repaired_as_general_rules(tm
     assert repair_test_environment(plain, warned, RepoContext()) is not None
     assert plain.test_args == ["-W", "ignore::DeprecationWarning"]
     assert repair_test_environment(plain, warned, RepoContext()) is None
+
+
+def _shelf_files() -> dict[str, str]:
+    """A project whose test package's modules are not named test_*: its own script loaded them
+    all through unittest; pytest's patterns find one helper module's tests."""
+    cases = "".join(f"\n    def test_add_{n}(self):\n        self.assertEqual(add({n}, 1), {n + 1})\n"
+                    for n in range(24))
+    return {"pyproject.toml": PYPROJECT_TEST_EXTRA,
+            "src/calc/__init__.py": "def add(a, b):\n    return a + b\n",
+            "runtests.py": "import sys, unittest\nsys.exit(not unittest.main(module='tests', exit=False)"
+                           ".result.wasSuccessful())\n",
+            "tests/__init__.py": "from .models import *  # noqa\n",
+            "tests/base.py": "import unittest\n\n\nclass BaseCase(unittest.TestCase):\n    pass\n",
+            "tests/models.py": "from calc import add\n\nfrom .base import BaseCase\n\n\n"
+                               "class ModelCase(BaseCase):" + cases,
+            "tests/test_utils.py": "def test_one():\n    assert True\n\n\ndef test_two():\n    assert True\n"}
+
+
+def test_a_run_that_counts_few_of_the_defined_tests_collects_the_rest(tmp_path: Path) -> None:
+    from benchsmith.core import Plan
+    from benchsmith.setup.record import Iteration
+    from benchsmith.setup.small_suite import widened_collection
+
+    for rel, text in _shelf_files().items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    context = gather_context(tmp_path)
+    plan = Plan(python="3.11", exclude_newer="2023-06-01T00:00:00Z", test_args=["-v", "tests"])
+    small = Iteration(round=1, python="3.11", origin="rules", tests={"PASSED": 2})
+    trial, what, origin = widened_collection(plan, small, context) or (None, "", "")
+    assert trial is not None and origin == "small suite"
+    assert trial.ini_overrides["python_files"] == "test_*.py *_test.py models.py"  # not base.py
+    assert "counted 2 tests of the 26" in what
+    assert widened_collection(plan, small.model_copy(update={"tests": {"PASSED": 7}}), context) is None
+    assert widened_collection(trial, small, context) is None  # its patterns are the plan's own
+
+
+@pytest.mark.slow
+def test_a_small_suite_is_widened_in_a_real_setup(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("shelf", _shelf_files())
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    first, second = record.iterations
+    assert first.tests.get("PASSED") == 2 and second.origin == "small suite"
+    assert record.tests.PASSED == 26
+    assert record.plan is not None and "models.py" in record.plan.ini_overrides["python_files"]

@@ -52,6 +52,7 @@ jobs:
       TOKEN: ${{ secrets.TOKEN }}
       APP_TESTDB: app_test
       APP_TESTDB_HOST: db
+      PGUSER: db
       REDIS_HOST: 172.17.0.1
       APP_DB_PASSWORD: ${{ secrets.DB_PASSWORD }}
       LOG_LEVEL: debug
@@ -112,9 +113,10 @@ def test_services_and_their_addresses_come_from_ci_and_compose_files(tmp_path: P
         "root", "rootpw", "shop")
     env = {h.value for h in context.service_env}
     # The job's own port expression resolves to the port; the lint job's URL is not the tests'.
-    # Plain connection settings of that job too, every host made loopback.
+    # Plain connection settings of that job too, every host made loopback (a user named like
+    # the service is not a host).
     assert env == {"DATABASE_URL=postgresql://app:secret@localhost:5432/app_test",
-                   "CACHE_URL=redis://localhost:6379/1", "APP_TESTDB=app_test",
+                   "CACHE_URL=redis://localhost:6379/1", "APP_TESTDB=app_test", "PGUSER=db",
                    "APP_TESTDB_HOST=127.0.0.1", "REDIS_HOST=127.0.0.1"}
     plan = RulePlanner().plan(context, PythonChoice(version="3.11", reason="test"),
                               "2023-06-01T00:00:00Z")

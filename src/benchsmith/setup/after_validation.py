@@ -1,5 +1,6 @@
 """What a validated round still lacks: optional requirements its tests were skipped without,
-and test modules that did not import (a pass rate above the threshold hides them)."""
+test modules that did not import (a pass rate above the threshold hides them), and test
+modules pytest's file patterns passed by (setup/small_suite.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from benchsmith.core import Diagnosis, Plan, Repairer
 from benchsmith.parsing.failure_groups import collection_errors
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.record import Iteration
+from benchsmith.setup.small_suite import widened_collection
 
 _MISSING = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named ['\"]?([A-Za-z_][\w.]*)")
 
@@ -20,11 +22,13 @@ def note_collection_errors(iteration: Iteration, outputs: list[str]) -> None:
     iteration.collection_errors = list(dict.fromkeys(errors))
 
 
-def another_round(plan: Plan, validated: Iteration, context: RepoContext,
-                  repairer: Repairer) -> tuple[Plan, str, str] | None:
+def another_round(plan: Plan, validated: Iteration, context: RepoContext, repairer: Repairer,
+                  focused: bool = False) -> tuple[Plan, str, str] | None:
     """(plan, what it adds, origin) for one more round after `validated`, or None: the
     optional requirements the tests skip without, else the distributions the test modules
-    that did not import are missing (repaired as any missing module is)."""
+    that did not import are missing (repaired as any missing module is), else the test modules
+    a run that counted a small share of the defined tests did not collect (not for a run
+    `focused` on some test files)."""
     if validated.optional:
         trial = plan.model_copy(deep=True)
         trial.packages += validated.optional
@@ -37,7 +41,7 @@ def another_round(plan: Plan, validated: Iteration, context: RepoContext,
     modules = [m for m in dict.fromkeys(_MISSING.findall("\n".join(validated.collection_errors)))
                if m.split(".")[0] not in local or m.split(".")[0] in context.top_level_packages]
     if not modules:
-        return None
+        return None if focused else widened_collection(plan, validated, context)
     diagnosis = Diagnosis(category="installation", kind="missing_modules",
                           reason=f"test modules do not import: {', '.join(modules)} missing",
                           facts={"modules": modules})

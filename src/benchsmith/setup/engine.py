@@ -168,7 +168,7 @@ class SetupEngine:
                                               origin, keep, focus)
             record.iterations.append(iteration)
             if iteration.validated:
-                more = (another_round(plan, iteration, context, self.repairer)
+                more = (another_round(plan, iteration, context, self.repairer, bool(focus))
                         if plan.ecosystem == "python" else None)
                 if more and round_number <= self.options.max_iterations:
                     plan, counts, iteration = self._with_optional(

@@ -29,6 +29,8 @@ _SCHEMES: dict[str, ServiceKind] = {"postgres": "postgresql", "postgresql": "pos
 _SERVICE_PORT = re.compile(r"\$\{\{\s*job\.services\.[\w-]+\.ports\[['\"]?(\d+)['\"]?\]\s*\}\}")
 # A variable that configures how tests reach a database or cache (not a URL).
 _CONNECTION_KEY = re.compile(r"DB|DATABASE|SQL|PG|POSTGRES|MARIA|REDIS")
+# a user, password or database name that happens to equal a service's name is not a host
+_CREDENTIAL_SUFFIXES = ("USER", "USERNAME", "PASSWORD", "PASS", "PWD", "NAME", "DB", "DATABASE")
 # user, password, database: the variables the official images (and MariaDB's own names) read
 _CREDENTIALS = {
     "postgresql": (("POSTGRES_USER",), ("POSTGRES_PASSWORD",), ("POSTGRES_DB",)),
@@ -131,8 +133,9 @@ def _env_values(c: Collector, env: dict[str, Any], source: str,
             c.hint(c.ctx.service_env, f"{key}={text}", source)
             add_service(c, service)
         elif hosts and _CONNECTION_KEY.search(key.upper()) and re.fullmatch(r"[\w.@:/+-]{1,200}", text):
-            loopback = text in hosts or (key.upper().endswith(("HOST", "HOSTNAME"))
-                                         and not text.startswith("/"))
+            credential = key.upper().endswith(_CREDENTIAL_SUFFIXES)  # `PGUSER: postgres`
+            loopback = not credential and (text in hosts or (
+                key.upper().endswith(("HOST", "HOSTNAME")) and not text.startswith("/")))
             c.hint(c.ctx.service_env, f"{key}={'127.0.0.1' if loopback else text}", source)
 
 
