@@ -256,8 +256,14 @@ def test_a_test_left_out_for_hanging_runs_again_where_an_instance_is_judged_by_i
     assert _keeping_labels(spec, judged).deselect == ["sympy/sets/tests/test_sets.py::test_union[a b]"]
     other = judged.model_copy(update={"FAIL_TO_PASS": ["test_catalan"]})
     assert _keeping_labels(spec, other) is spec
-    django = judged.model_copy(update={"FAIL_TO_PASS": ["test_union (sets.tests.SetTests)"]})
-    assert _keeping_labels(spec, django).deselect == spec.deselect[:1]
+    # names read as grading reads them: a name cut at its first space, a Django description
+    cut = judged.model_copy(update={"FAIL_TO_PASS": ["sympy/sets/tests/test_sets.py::test_union[a"]})
+    assert _keeping_labels(spec, cut).deselect == spec.deselect[:1]
+    unrelated = judged.model_copy(update={"FAIL_TO_PASS": ["test_union (sets.tests.SetTests)"]})
+    assert _keeping_labels(spec, unrelated) is spec  # never a bare function name's guess
+    django = TestSpec(runner="runtests", deselect=["forms_tests.tests.FormsTests.test_union"])
+    assert _keeping_labels(django, unrelated.model_copy(update={"FAIL_TO_PASS": [
+        "test_union (forms_tests.tests.FormsTests)"]})).deselect == []
 
 
 def test_an_instance_whose_environment_failed_reproduces_no_label() -> None:

@@ -289,6 +289,7 @@ def test_a_run_that_counts_few_of_the_defined_tests_collects_the_rest(tmp_path: 
     trial, what, origin = widened_collection(plan, small, context) or (None, "", "")
     assert trial is not None and origin == "small suite"
     assert trial.ini_overrides["python_files"] == "test_*.py *_test.py models.py"  # not base.py
+    assert trial.test_args == ["--continue-on-collection-errors", "-v", "tests"]
     assert "counted 2 tests of the 26" in what
     assert widened_collection(plan, small.model_copy(update={"tests": {"PASSED": 7}}), context) is None
     assert widened_collection(trial, small, context) is None  # its patterns are the plan's own

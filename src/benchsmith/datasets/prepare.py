@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 from benchsmith.core import BenchsmithError
 from benchsmith.datasets.formats import DatasetFormat, FormatError, normalise
 from benchsmith.datasets.labels import Cause, LabelCheck, cause_of, check_labels
+from benchsmith.harness import names
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
 from benchsmith.harness.jsonl import JsonlWriter, Resume, read_records, records_by_key
@@ -118,17 +119,13 @@ def pin_day(first: TaskInstance, setup_commit_day: str) -> str:
 
 def _keeping_labels(spec: TestSpec, instance: TaskInstance) -> TestSpec:
     """`spec` without the left-out tests (those that hung while its environment was validated,
-    maybe at another commit) that the instance's labels name: they are what the instance is
-    judged by, so they run, under the stall watchdog like every test."""
-    labelled = {_bare(name) for name in [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]}
-    kept = [test for test in spec.deselect if _bare(test) not in labelled]
+    maybe at another commit) that the instance's labels name (read as every grading reads
+    them, :func:`benchsmith.harness.names.match`): they are what the instance is judged by,
+    so they run, under the stall watchdog like every test."""
+    named = {test for label in [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
+             for test in names.match(label, spec.deselect)[0]}
+    kept = [test for test in spec.deselect if test not in named]
     return spec if kept == spec.deselect else spec.model_copy(update={"deselect": kept})
-
-
-def _bare(name: str) -> str:
-    """A test's function name alone: its node ID, SWE-bench's bare or Django-style names."""
-    head = name.split(" (", 1)[0].split(" ", 1)[0]
-    return head.split("::")[-1].split("[", 1)[0]
 
 
 def group_key(instance: TaskInstance) -> tuple[str, str]:
