@@ -331,6 +331,31 @@ def test_a_fault_in_one_group_is_recorded_and_the_other_groups_go_on(tmp_path: P
     assert all("internal error (RuntimeError: AST constructor" in r["prepare"]["reason"] for r in records)
 
 
+@pytest.mark.parametrize("fault", ["sandbox", "internal"])
+def test_an_interrupted_prepare_writes_no_verdict_for_the_instance_it_was_in(
+        tmp_path: Path, monkeypatch, fault: str) -> None:
+    """Ctrl-C cancels the engine, which tears the running sandbox down under the instance: what
+    that run then says is no verdict (a resume must redo the instance, not skip it)."""
+    from benchsmith.core import BenchsmithError
+    from benchsmith.datasets import prepare
+    from benchsmith.instance import TaskInstance
+    from benchsmith.setup.engine import SetupEngine, SetupOptions
+
+    engine = SetupEngine(SetupOptions())
+
+    def torn_down(*args, **kwargs):
+        engine.cancelled.set()
+        raise BenchsmithError("the sandbox is gone") if fault == "sandbox" else RuntimeError("gone")
+
+    monkeypatch.setattr(prepare, "resolve", torn_down)
+    item = prepare.Published(instance=TaskInstance(instance_id="o__x-1", repo="o/x", base_commit="a" * 40,
+                                                   FAIL_TO_PASS=["t.py::a"]),
+                             raw={"instance_id": "o__x-1", "repo": "o/x"}, fingerprint="x")
+    out = tmp_path / "out.jsonl"
+    assert prepare.Preparer(engine).prepare([item], out) == []
+    assert not out.exists() or out.read_text() == ""
+
+
 def _fixed_after_base(make_repo, tmp_path: Path) -> tuple[Path, Path]:
     """A published instance whose base_commit cannot install its test extra (a package that
     does not exist) and whose environment_setup_commit (later) fixed that; (file, mirrors)."""

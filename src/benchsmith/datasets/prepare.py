@@ -182,11 +182,15 @@ class Preparer:
             written: set[str] = set()
             try:
                 for item, verdict, record in self._group(items):
+                    if self.engine.cancelled.is_set():
+                        return  # its sandbox was torn down mid-run: no verdict, resume redoes it
                     writer.write(record)
                     written.add(item.instance.instance_id)
                     verdicts.append(verdict)
                     self.on_record(item, verdict)
             except Exception as exc:  # noqa: BLE001 — a fault of ours: this group alone ends
+                if self.engine.cancelled.is_set():
+                    return
                 why = f"internal error ({type(exc).__name__}: {exc})"
                 for item in items:
                     if item.instance.instance_id not in written:
