@@ -170,3 +170,30 @@ def test_infrastructure_failures_are_reported_apart(make_repo, tmp_path: Path) -
     [summary] = summarize([report])
     assert summary.infrastructure_failures == 1 and summary.ids == {
         "INFRASTRUCTURE FAILURE": ["fixture__calc-1"]}
+
+
+def test_a_graded_test_that_hung_once_gets_a_run_of_its_own(make_repo, tmp_path: Path) -> None:
+    """A slow test on a loaded machine hangs past the stall limit once: the labels' tests that
+    hung run again alone with twice the limit, and that run grades them (the published
+    harness has no stall limit)."""
+    from .evaluation_fixture import PARSE_TEST, TEST_FILE, TESTS
+
+    repo, instances = build_instances(make_repo)
+    marker = tmp_path / "hung-once"
+    slow_once = PARSE_TEST.replace("from calc import parse, total\n", (
+        "import os, time\n\nfrom calc import parse, total\n")).replace(
+        "def test_total():\n", "def test_total():\n"
+        f"    if not os.path.exists({str(marker)!r}):\n"
+        f"        open({str(marker)!r}, 'w').close()\n        time.sleep(600)\n")
+    assert slow_once != PARSE_TEST
+    instance = instances["fixture__calc-1"].model_copy(update={
+        "test_patch": working_diff(repo, {TEST_FILE: slow_once})})
+    assert TESTS in (repo / TEST_FILE).read_text()
+    evaluation = evaluator(repo, tmp_path, "fix")
+    evaluation.options.stall_timeout_s = 8
+    [report] = evaluation.run({instance.instance_id: instance},
+                              [prediction(instance.instance_id, instance.patch, "gold")])
+    assert marker.exists()  # it did hang the first time
+    assert report.resolved, report.fix
+    assert report.fix is not None and report.fix.run is not None and report.fix.run.hung == []
+    assert (tmp_path / "runs/run/gold/fixture__calc-1/test_output.hung.txt").exists()

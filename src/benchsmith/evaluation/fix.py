@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchsmith.evaluation.models import FixOutcome, InstanceReport, TestsStatus
+from benchsmith.harness import names
 from benchsmith.harness.patches import touched_files
 from benchsmith.harness.render import instance_spec, leaving_out, render_spec, report_format
+from benchsmith.harness.rerun import alone_commands
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.harness.worktree import Worktree
-from benchsmith.instance import Prediction, TaskInstance
+from benchsmith.instance import Prediction, TaskInstance, TestSpec
 
 
 def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Prediction,
@@ -43,6 +45,8 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
     run = run_tests(worktree.sandbox, commands, instance.test_runner, timeout,
                     log_dir / "test_output.txt", stall_timeout=stall_timeout,
                     report_format=report_format(spec))
+    if stall_timeout and run.hung and not run.infrastructure:
+        _hung_labels_again(worktree, instance, spec, run, timeout, log_dir, stall_timeout)
     outcome.run = run
     report.tests_s = run.duration_s
     report.logs["test_output"] = run.log or ""
@@ -57,6 +61,29 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
     if run.contained:  # a limit reached, the sandbox stopped, a process left behind
         report.contained = run.contained
         outcome.resolution, report.resolved = "NO", False
+
+
+def _hung_labels_again(worktree: Worktree, instance: TaskInstance, spec: TestSpec, run: TestRun,
+                       timeout: float, log_dir: Path, stall_timeout: float) -> None:
+    """The tests the instance is graded by that hung (not crashed) get one run of their own,
+    with twice the stall limit: a slow test on a loaded machine is not a failing one (the
+    published harness has no stall limit). What that run says is their status."""
+    named = {test for label in [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
+             for test in names.match(label, run.hung)[0]}
+    again = [t for t in run.hung if t in named and t not in run.crashed]
+    commands = alone_commands(spec, again) if again else []
+    if not commands:
+        return
+    second = run_tests(worktree.sandbox, commands, instance.test_runner, timeout,
+                       log_dir / "test_output.hung.txt", stall_timeout=stall_timeout * 2,
+                       report_format=report_format(spec))
+    for test in again:
+        if test in second.statuses and test not in second.hung:
+            run.statuses[test] = second.statuses[test]
+            run.hung.remove(test)
+    run.duration_s += second.duration_s
+    run.contained += [c for c in second.contained if c not in run.contained]
+    run.tampered += [t for t in second.tampered if t not in run.tampered]
 
 
 def gold_verdict(worktree: Worktree, instance: TaskInstance, timeout: float, log_dir: Path,

@@ -11,7 +11,7 @@ from benchsmith.core import Sandbox
 from benchsmith.harness.render import leaving_out, render_spec
 from benchsmith.instance import TestSpec
 
-__all__ = ["rerun_commands"]
+__all__ = ["alone_commands", "rerun_commands"]
 
 _TEST_FUNCTION = re.compile(r"^def (test_\w*)\s*\(", re.MULTILINE)
 
@@ -60,3 +60,19 @@ def _functions(sandbox: Sandbox, path: str) -> list[str]:
     except OSError:
         return []
     return list(dict.fromkeys(_TEST_FUNCTION.findall(text)))
+
+
+def alone_commands(spec: TestSpec, tests: list[str]) -> list[str]:
+    """The commands that run only `tests` (``path::name`` IDs) the way `spec` says: pytest
+    takes the node IDs, a `bin/test` script each file with its functions as ``-k`` keywords;
+    none for the runners that cannot select one test."""
+    if spec.runner == "pytest":
+        return [render_spec(spec, tests)]
+    if spec.runner != "bintest" or spec.script is None or "-k" not in spec.script.options:
+        return []
+    by_file: dict[str, list[str]] = {}
+    for test in tests:
+        path, _, name = test.partition("::")
+        if name:
+            by_file.setdefault(path, []).append(name)
+    return [render_spec(spec, [path], keywords=tuple(names)) for path, names in by_file.items()]
