@@ -566,6 +566,34 @@ def test_files_the_source_lacks_are_recorded(make_repo, tmp_path: Path) -> None:
     assert "the source lacks 1 tracked file(s): tests/snapshots/add.txt" in record.failure_reason
 
 
+def test_tests_whose_snapshot_file_the_source_lacks_are_recorded_and_not_counted(
+        make_repo, tmp_path: Path) -> None:
+    """syrupy's `__snapshots__/<module>.ambr` for a test module, absent from a partial mirror:
+    that module's failing tests are `missing_input`, like tests that need the network."""
+    import subprocess
+
+    from benchsmith.setup.missing_inputs import snapshot_modules
+
+    assert snapshot_modules(["tests/__snapshots__/test_snap.ambr", "web/__snapshots__/a.test.js.snap",
+                             "tests/__snapshots__/test_img/one.png", "tests/data/x.txt"]) == {
+        "tests/test_snap", "web/a.test.js", "tests/test_img"}
+    snapshot = "tests/__snapshots__/test_snap.ambr"
+    repo = make_repo("snaps", {"pyproject.toml": PYPROJECT_TEST_EXTRA, "src/calc/__init__.py": CALC,
+                               "tests/test_calc.py": CALC_TESTS, snapshot: "3\n",
+                               "tests/test_snap.py": (
+                                   "from pathlib import Path\n\n\ndef test_snapshot():\n"
+                                   f"    assert Path({snapshot!r}).read_text() == '3\\n'\n")})
+    mirror = tmp_path / "mirrors" / "acme+snaps" / "repo"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(mirror)], check=True)
+    blob = subprocess.run(["git", "rev-parse", f"HEAD:{snapshot}"], cwd=mirror,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (mirror / "objects" / blob[:2] / blob[2:]).unlink()
+    record = engine(tmp_path, max_iterations=0).setup(str(mirror), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    assert record.missing_input == ["tests/test_snap.py::test_snapshot"]
+    assert record.tests.FAILED == 0 and record.tests.PASSED >= 2 and record.missing_files == [snapshot]
+
+
 def test_a_failed_record_names_its_best_round(make_repo, tmp_path: Path) -> None:
     """Round 1 (Python 3.11) passes 3 of 4; the older Python tried next passes none: the failure
     reason is the last round's, and names the better first one."""

@@ -34,6 +34,7 @@ from benchsmith.sandbox.store import environment_name
 from benchsmith.sandbox.tools import scratch_dir
 from benchsmith.setup.after_validation import another_round, note_collection_errors
 from benchsmith.setup.ecosystems import choose_ecosystem, ecosystem_of
+from benchsmith.setup.missing_inputs import tests_lacking_snapshots
 from benchsmith.setup.optional import optional_requirements, skip_reasons
 from benchsmith.setup.options import SetupOptions
 from benchsmith.setup.planner import RulePlanner
@@ -313,7 +314,7 @@ class SetupEngine:
         try:
             if staged := ecosystem.stage(sandbox, host_repo, plan, install):
                 iteration.diagnosis = staged
-                return self._finish(iteration, started), counts
+                return iteration.finished(started), counts
             absent = absent_packages(sandbox, system_packages(plan, self.apt))
             for command in install:
                 result = sandbox.exec(command, env=env, timeout=self.options.install_timeout_s)
@@ -324,12 +325,13 @@ class SetupEngine:
                     break
             iteration.system_packages = [p for p in absent if p not in absent_packages(sandbox, absent)]
             if iteration.diagnosis is not None:
-                return self._finish(iteration, started), counts
+                return iteration.finished(started), counts
             iteration.offline = (self.options.offline_tests and self.options.sandbox.network_cutoff
                                  and sandbox.set_network(False))
             outputs, tests = self._run_tests(sandbox, plan, env, iteration, focus)
-            # Tests that tried to reach another host, or a browser not here, say nothing of it.
-            network = set(iteration.needs_network) | set(iteration.needs_browser)
+            # Tests that reached for another host, a browser or a snapshot not here say nothing
+            iteration.missing_input = tests_lacking_snapshots(tests, getattr(context, "missing_files", []))
+            network = {*iteration.needs_network, *iteration.needs_browser, *iteration.missing_input}
             tests = [t for t in tests if t.name not in network]
             counts = count_tests(tests)
             iteration.tests = {s.value: getattr(counts, s.value) for s in TestStatus}
@@ -360,7 +362,7 @@ class SetupEngine:
                 keep(sandbox)
             else:
                 sandbox.close()
-        return self._finish(iteration, started), counts
+        return iteration.finished(started), counts
 
     def _run_tests(self, sandbox: Sandbox, plan: Plan, env: dict[str, str],
                    iteration: Iteration, focus: list[str] | None = None
@@ -393,8 +395,3 @@ class SetupEngine:
         hung_tests = set(run.hung)
         return results, [TestResult(name=name, status=status)
                              for name, status in run.statuses.items() if name not in hung_tests]
-
-    @staticmethod
-    def _finish(iteration: Iteration, started: float) -> Iteration:
-        iteration.duration_s = round(time.monotonic() - started, 2)
-        return iteration

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -43,6 +44,7 @@ class Iteration(BaseModel):
     crashed: list[str] = Field(default_factory=list)  # of `hung`: killed the test process
     needs_network: list[str] = Field(default_factory=list)  # failed reaching another host
     needs_browser: list[str] = Field(default_factory=list)  # failed: their browser is not here
+    missing_input: list[str] = Field(default_factory=list)  # failed: their snapshot file is absent
     offline: bool = False  # the tests ran cut off from the network (loopback only)
     # requirements of the project's extras that skip reasons named (see setup/optional.py)
     optional: list[str] = Field(default_factory=list)
@@ -50,6 +52,11 @@ class Iteration(BaseModel):
     collection_errors: list[str] = Field(default_factory=list)
     system_packages: list[str] = Field(default_factory=list)  # Debian packages it installed
     duration_s: float = 0.0
+
+    def finished(self, started: float) -> Iteration:
+        """This attempt, its duration set from `started` (a `time.monotonic()` reading)."""
+        self.duration_s = round(time.monotonic() - started, 2)
+        return self
 
 
 class SetupRecord(BaseModel):
@@ -98,6 +105,8 @@ class SetupRecord(BaseModel):
     focus: list[str] = Field(default_factory=list)
     needs_network: list[str] = Field(default_factory=list)  # not counted: need the network
     needs_browser: list[str] = Field(default_factory=list)  # not counted: their browser is absent
+    # not counted: they compare against a snapshot file the source lacks (setup/missing_inputs.py)
+    missing_input: list[str] = Field(default_factory=list)
     stand_ins: list[str] = Field(default_factory=list)  # public hosts local stand-ins answered for
     tests_offline: bool = False  # the validating tests ran without network access
     network: dict[str, str] = Field(default_factory=dict)  # phase -> the network it had
@@ -123,6 +132,7 @@ class SetupRecord(BaseModel):
             self.crashed += [f for f in plan.node.tests.crashed if f not in self.crashed]
         self.needs_network = list(iteration.needs_network)
         self.needs_browser = list(iteration.needs_browser)
+        self.missing_input = list(iteration.missing_input)
         self.collection_errors = list(iteration.collection_errors)
         self.failure_groups = list(iteration.diagnosis.facts.get("failure_groups", [])
                                    if iteration.diagnosis else [])
