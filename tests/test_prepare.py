@@ -67,10 +67,16 @@ def test_each_swe_bench_parsers_spelling_is_matched_and_two_tests_under_one_name
     assert match("test_login (admin.tests.AdminTests)", ours)[1] == "unittest description"
     statuses = dict.fromkeys(ours, P)
     assert status_of("test_issue_1234", statuses) == P
-    assert status_of("test_subs", statuses) is None  # never guessed
+    # two tests under one name that agree give the name their status, whichever was read ...
+    assert status_of("test_subs", statuses) == P
     check = check_labels(["test_subs", "test_issue_1234"], {}, statuses, must_fail_before=False)
+    assert check.reproduced == ["test_subs", "test_issue_1234"] and check.ambiguous == []
+    assert check.rules == {"ambiguous: function name": 1, "function name": 1}  # still reported
+    # ... two that disagree give it none: never guessed
+    split = {**statuses, "sympy/core/tests/test_basic.py::test_subs": F}
+    assert status_of("test_subs", split) is None
+    check = check_labels(["test_subs", "test_issue_1234"], {}, split, must_fail_before=False)
     assert check.ambiguous == ["test_subs"] and check.reproduced == ["test_issue_1234"]
-    assert check.rules == {"ambiguous: function name": 1, "function name": 1}
 
 
 def test_label_checks_say_what_differs() -> None:

@@ -31,7 +31,8 @@ some of our tests spell it, and the match says which rule made it:
 Where a rule spells two of our tests the same, the producer's parser kept the status of the
 last line with that name; for the rules whose order is pytest's own (``first space``, ``path
 option``) the last of ours (in the order the run reported them) decides, as it did there. For
-any other rule two tests under one name are ``ambiguous``: reported, never guessed. A name no
+any other rule two tests under one name are ``ambiguous``: reported, never guessed; where they
+all have one status, that is the name's status, whichever of them the producer read. A name no
 rule maps to any test is not found: never a pass because a prefix happened to match another
 test. `prepare` checks published labels with these rules, and every grading of a label
 (`evaluate`, `verify`) looks its status up through :func:`status_of`.
@@ -161,7 +162,10 @@ def status_of(name: str, statuses: dict[str, TestStatus],
     if name in statuses:
         return statuses[name]
     found, rule = match(name, statuses, described)
-    if not found or rule is None or rule.startswith(AMBIGUOUS):
+    if not found or rule is None:
         return None
+    if rule.startswith(AMBIGUOUS):  # a status only where every test of that name agrees
+        agreed = {statuses[n] for n in found}
+        return agreed.pop() if len(agreed) == 1 else None
     ordered = next((o for r, _, o in RULES if r == rule), False)
     return statuses[found[-1] if ordered else found[0]]
