@@ -107,8 +107,10 @@ def test_setup_batch_records_a_repository_past_the_task_timeout(make_repo, tmp_p
     assert done.returncode == 0, done.stderr
     assert time.monotonic() - started < 200
     [record] = [json.loads(line) for line in out.read_text().splitlines()]
-    assert record["status"] == "error"
+    assert record["status"] == "error" and record["failure_category"] == "infrastructure"
     assert "exceeded the wall-clock limit of 25s" in record["failure_reason"]
+    # the round that ran is kept (no further round started past the limit)
+    assert record["commit"] and len(record["iterations"]) == 1 and record["python"]
 
 
 def test_unknown_executor_is_named() -> None:

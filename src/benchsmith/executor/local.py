@@ -22,8 +22,9 @@ R = TypeVar("R")
 class LocalExecutor:
     """Runs tasks on `jobs` threads; resources and retries do not apply on one host. With a
     task timeout, a task's sandbox commands are cut to the time it has left (a thread cannot be
-    killed, its commands can): past the limit no command starts, and the task is recorded as
-    an error however it ended."""
+    killed, its commands can): past the limit no command starts, and the outcome carries the
+    limit as its error, with whatever the task still returned (a setup's record of the rounds
+    that ran)."""
 
     remote = False
 
@@ -43,8 +44,8 @@ class LocalExecutor:
                     value: R | None = task(payload, self.cancelled)
                 except DeadlinePassed:
                     value = None
-                if deadline_passed():
-                    return TaskOutcome(key=key, value=None, finished_at=time.time(),
+                if deadline_passed():  # what the task still returned (its partial record) stays
+                    return TaskOutcome(key=key, value=value, finished_at=time.time(),
                                        error=limit_reason())
             return TaskOutcome(key=key, value=value, finished_at=time.time())
 

@@ -22,6 +22,7 @@ from benchsmith.harness.checkout import (
     resolve_source,
 )
 from benchsmith.harness.jsonl import JsonlWriter, Resume, load_answers
+from benchsmith.sandbox.deadline import DeadlinePassed
 from benchsmith.setup.engine import SetupEngine, SetupOptions
 from benchsmith.setup.record import SetupRecord
 from benchsmith.setup.refdb import ReferenceDB, ReferencePlans, ReferenceSpec
@@ -159,7 +160,7 @@ def set_up_item(engine: SetupEngine, item: BatchItem, mirrors: str | None) -> Se
     try:
         source = resolve_source(item.source, mirrors)
         record = engine.setup(source, rev=item.rev, on_date=setup_day(item, source))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, DeadlinePassed):  # the task's limit is the executor's to record
         raise
     except BenchsmithError as exc:
         return error_record(item, str(exc), "input")

@@ -13,6 +13,7 @@ from typing import Any
 from benchsmith import __version__
 from benchsmith.core import (
     BenchsmithError,
+    Diagnosis,
     Ecosystem,
     ExecResult,
     Plan,
@@ -30,6 +31,7 @@ from benchsmith.harness.render import plan_spec, system_packages
 from benchsmith.harness.rerun import rerun_commands
 from benchsmith.harness.testrun import TestCounts, count_tests, pass_rate, run_tests_with_results
 from benchsmith.sandbox.config import close_all_sandboxes, make_sandbox
+from benchsmith.sandbox.deadline import DeadlinePassed, deadline_passed, limit_reason
 from benchsmith.sandbox.store import environment_name
 from benchsmith.sandbox.tools import scratch_dir
 from benchsmith.setup.after_validation import another_round, note_collection_errors
@@ -89,7 +91,6 @@ class SetupEngine:
         self.cancelled.set()
         close_all_sandboxes()
 
-    # -- public ------------------------------------------------------------------------
     def setup(self, source: str, rev: str | None = None, on_date: str | None = None,
               repo: str | None = None, keep: Callable[[Sandbox], None] | None = None,
               focus: list[str] | None = None) -> SetupRecord:
@@ -113,10 +114,8 @@ class SetupEngine:
             self._where.ecosystem = ecosystem.name
             context = ecosystem.context(host_repo)
             if ecosystem.name == "python" and not context.has_python_project:
-                raise BenchsmithError(
-                    f"no Python project in {source} at {checkout.commit[:12]} "
-                    "(no setup.py, setup.cfg, pyproject.toml or requirements file)"
-                )
+                raise BenchsmithError(f"no Python project in {source} at {checkout.commit[:12]} (no "
+                                      "setup.py, setup.cfg, pyproject.toml or requirements file)")
             focused = [f for f in focus or [] if (host_repo / f).is_file()]
             if begin := getattr(self.repairer, "begin_setup", None):
                 begin()  # a model-assisted repairer: its budget and count are per setup
@@ -180,7 +179,7 @@ class SetupEngine:
             diagnosis = iteration.diagnosis
             assert diagnosis is not None
             self.progress(f"  {diagnosis.category}: {diagnosis.reason}")
-            if diagnosis.infrastructure:
+            if diagnosis.infrastructure or deadline_passed():  # no further round can start
                 record.status = "error"
                 break
             tested = any(c.phase == "test" for c in iteration.commands)
@@ -225,6 +224,8 @@ class SetupEngine:
         record.report(plan, ecosystem.render(plan), record.iterations[-2] if last.undone else last)
         if last.diagnosis:
             record.failure_category, record.failure_reason = failure_summary(record, last.diagnosis)
+        if deadline_passed():  # the task's limit: the rounds that ran are kept, as an error
+            record.failure_category, record.failure_reason = "infrastructure", limit_reason()
         return record
 
     def _with_optional(self, record: SetupRecord, plan: Plan, counts: TestCounts,
@@ -355,6 +356,8 @@ class SetupEngine:
                 iteration.diagnosis.facts.setdefault("tests", [str(len(tests))])
                 if rate is not None:
                     iteration.diagnosis.reason += f" (pass rate {rate:.1%})"
+        except DeadlinePassed as exc:  # the task's limit, between two commands: the round ends
+            iteration.diagnosis = Diagnosis(category="undecidable", kind="timeout", reason=str(exc))
         finally:
             if keep is not None and iteration.validated:
                 if iteration.offline:
