@@ -248,3 +248,21 @@ def test_quality_flag_rules() -> None:
                           "f2p_many"}
     assert dropped(flags, "default") == [] and dropped(flags, "off") == []
     assert dropped(flags, "strict") == sorted(flags)
+
+
+def test_a_setup_that_ends_in_an_error_is_no_setup_verdict(make_repo, tmp_path: Path, monkeypatch) -> None:
+    """A repository's task limit (or the machine) ending a base commit's setup is an error, not
+    a base commit that fails to set up: the funnel's setup share counts verdicts only."""
+    from benchsmith.mining import build
+    from benchsmith.setup.record import SetupRecord
+
+    repo, base, fix = bug_and_fix(make_repo)
+    ended = {"error": "exceeded the wall-clock limit of 900s; cancelled", "failed": "tests fail"}
+    for status, reason in ended.items():
+        monkeypatch.setattr(build, "set_up", lambda *a, status=status, reason=reason, **k: SetupRecord(
+            repo="fixture/calc", source=str(repo.path), status=status, failure_reason=reason))
+        out, log = tmp_path / f"{status}.jsonl", tmp_path / f"{status}-log.jsonl"
+        [outcome] = InstanceBuilder(SetupEngine(SetupOptions())).build(
+            [pr_from(repo, 2, base, fix, issue_numbers=[1])], out, log)
+        assert (outcome.stage, outcome.reason) == (
+            "error" if status == "error" else "setup_failed", reason)

@@ -188,8 +188,9 @@ class InstanceBuilder:
                 environment.close()
             # The validating sandbox is installed at this very commit: the first instance runs there.
             made = set_up(self.engine, source, pr.base_commit, day, pr.repo)
-            if isinstance(made, SetupRecord):
-                return (Outcome(instance_id=iid, repo=pr.repo, stage="setup_failed",
+            if isinstance(made, SetupRecord):  # an error (the task's limit, the machine) is no verdict
+                return (Outcome(instance_id=iid, repo=pr.repo,
+                                stage="error" if made.status == "error" else "setup_failed",
                                 reason=made.failure_reason or made.status), None, None)
             environment = made
             started = time.monotonic()  # the marginal time starts once the environment is known
