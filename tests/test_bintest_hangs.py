@@ -77,3 +77,28 @@ def test_a_hung_bin_test_function_is_left_out_and_the_rest_still_runs(make_repo,
     assert run.statuses[f"{WAITS}::test_after"] == run.statuses[f"{COUNT}::test_two"] == TestStatus.PASSED
     assert [c.command.split("--seed 1 ")[1] for c in run.commands[1:]] == [
         COUNT, f"-k test_before test_after {WAITS}"]
+
+
+def test_evaluate_reruns_a_bin_test_file_without_its_hung_function(tmp_path: Path) -> None:
+    """`evaluate`'s rerun after a hang leaves the hung function out under `bin/test` too (by
+    `-k` keywords for the rest of its file), never the same command again."""
+    from benchsmith.core import TestScript
+    from benchsmith.evaluation.fix import hung_left_out
+    from benchsmith.instance import TaskInstance, TestSpec
+
+    (tmp_path / "repo" / "tallies" / "tests").mkdir(parents=True)
+    (tmp_path / "repo" / WAITS).write_text(WAITS_TESTS)
+    spec = TestSpec(runner="bintest", files=[COUNT, WAITS],
+                    script=TestScript(path="bin/test", options=["-C", "--verbose", "-k", "--seed"], seed=1))
+    instance = TaskInstance(instance_id="fixture__tallies-1", repo="fixture/tallies", base_commit="a" * 40,
+                            test=["python bin/test -C --verbose --seed 1 tallies/tests/test_count.py "
+                                  f"{WAITS}"], test_spec=spec)
+    sandbox = make_sandbox(LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")))
+    try:
+        sandbox.upload(tmp_path / "repo", sandbox.workdir)
+        commands = hung_left_out(sandbox, instance, spec)
+        assert commands([]) == instance.test
+        again = [c.split("--seed 1 ")[1] for c in commands([HANGS])]
+    finally:
+        sandbox.close()
+    assert again == [COUNT, f"-k test_before test_after {WAITS}"]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchsmith.core import Sandbox
 from benchsmith.evaluation.models import FixOutcome, InstanceReport, TestsStatus
 from benchsmith.harness import names
 from benchsmith.harness.patches import touched_files
-from benchsmith.harness.render import instance_spec, leaving_out, render_spec, report_format
-from benchsmith.harness.rerun import alone_commands
-from benchsmith.harness.testrun import TestRun, run_tests
+from benchsmith.harness.render import instance_spec, report_format
+from benchsmith.harness.rerun import alone_commands, rerun_commands
+from benchsmith.harness.testrun import Render, TestRun, run_tests
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance, TestSpec
 
@@ -35,14 +36,8 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
         report.error = f"the gold test patch does not apply on top of the prediction: {test_patch.error}"
         return
     spec = instance_spec(instance)
-
-    def commands(hung: list[str]) -> list[str]:
-        # The recorded command first; without the hung tests, rendered from the spec.
-        if not hung:
-            return instance.test
-        return [render_spec(leaving_out(spec, hung))]
-
-    run = run_tests(worktree.sandbox, commands, instance.test_runner, timeout,
+    run = run_tests(worktree.sandbox, hung_left_out(worktree.sandbox, instance, spec),
+                    instance.test_runner, timeout,
                     log_dir / "test_output.txt", stall_timeout=stall_timeout,
                     report_format=report_format(spec))
     if stall_timeout and run.hung and not run.infrastructure:
@@ -61,6 +56,15 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
     if run.contained:  # a limit reached, the sandbox stopped, a process left behind
         report.contained = run.contained
         outcome.resolution, report.resolved = "NO", False
+
+
+def hung_left_out(sandbox: Sandbox, instance: TaskInstance, spec: TestSpec) -> Render:
+    """The instance's recorded test command first; once tests hung, the commands that run
+    without them, for every runner (a `bin/test` script, which has no deselect, by its other
+    files and its ``-k`` keywords: :func:`~benchsmith.harness.rerun.rerun_commands`)."""
+    def commands(hung: list[str]) -> list[str]:
+        return rerun_commands(sandbox, spec, list(spec.files), hung) if hung else instance.test
+    return commands
 
 
 def _hung_labels_again(worktree: Worktree, instance: TaskInstance, spec: TestSpec, run: TestRun,
