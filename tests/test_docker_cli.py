@@ -127,3 +127,30 @@ def test_evaluate_on_docker_shows_each_instance_image_size(make_repo, tmp_path) 
         assert 0 < own <= total, line  # all its own when squashed (its history cut)
     finally:
         subprocess.run(["docker", "rmi", "-f", image], capture_output=True)
+
+
+def test_disk_usage_waits_for_one_the_engine_is_already_computing(monkeypatch) -> None:
+    """Two clients asking for `system df` at once: the engine answers the second with 500
+    "a disk usage operation is already running"; that is waited for, never a failed command."""
+    import docker
+
+    from benchsmith.cli import docker as cli_docker
+    from benchsmith.core import BenchsmithError
+
+    monkeypatch.setattr(cli_docker.time, "sleep", lambda seconds: None)
+
+    class Busy:
+        def __init__(self, busy: int, message: str = "a disk usage operation is already running"):
+            self.busy, self.message = busy, message
+
+        def df(self):
+            if self.busy:
+                self.busy -= 1
+                raise docker.errors.APIError("500 Server Error", explanation=self.message)
+            return {"Images": [{"RepoTags": ["benchsmith/env.x:1"], "Size": 10, "SharedSize": 4}]}
+
+    assert cli_docker.image_sizes(Busy(2)) == {"benchsmith/env.x:1": (10, 6)}
+    with pytest.raises(BenchsmithError, match="disk usage: no such thing"):
+        cli_docker.disk_usage(Busy(1, "no such thing"))
+    with pytest.raises(BenchsmithError, match="already running"):
+        cli_docker.disk_usage(Busy(9), tries=3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Annotated, Any
@@ -105,10 +106,26 @@ def _remove_images(client: Any, kinds: tuple[str, ...], match: str | None) -> li
     return removed
 
 
+def disk_usage(client: Any, tries: int = 5) -> dict[str, Any]:
+    """The engine's `system df`; one the engine is already computing for another client (it
+    answers 500 "a disk usage operation is already running") is waited for. Other API errors
+    become a :class:`BenchsmithError`."""
+    import docker
+
+    for attempt in range(tries):
+        try:
+            return dict(client.df())
+        except docker.errors.APIError as exc:
+            if "already running" not in str(exc) or attempt == tries - 1:
+                raise BenchsmithError(f"the Docker engine's disk usage: {exc.explanation or exc}") from exc
+            time.sleep(2)
+    return {}
+
+
 def image_sizes(client: Any) -> dict[str, tuple[int, int]]:
     """(size, size not shared with other images) of every tagged image, by tag."""
     sizes: dict[str, tuple[int, int]] = {}
-    for image in client.df().get("Images") or []:
+    for image in disk_usage(client).get("Images") or []:
         size = int(image.get("Size", 0) or 0)
         own = max(size - max(int(image.get("SharedSize", 0) or 0), 0), 0)
         for tag in image.get("RepoTags") or []:
@@ -125,7 +142,7 @@ def docker_du() -> None:
     from benchsmith.sandbox.docker.base import docker_client
 
     try:
-        usage = docker_client().df()
+        usage = disk_usage(docker_client())
     except BenchsmithError as exc:
         fail(str(exc))
     images = [i for i in usage.get("Images") or [] if _ours(i.get("RepoTags") or [], i.get("Labels"))]
