@@ -120,10 +120,9 @@ def pin_day(first: TaskInstance, setup_commit_day: str) -> str:
 def _keeping_labels(spec: TestSpec, instance: TaskInstance) -> TestSpec:
     """`spec` without the left-out tests (those that hung while its environment was validated,
     maybe at another commit) that the instance's labels name (read as every grading reads
-    them, :func:`benchsmith.harness.names.match`): they are what the instance is judged by,
+    them, :func:`benchsmith.harness.names.named_by`): they are what the instance is judged by,
     so they run, under the stall watchdog like every test."""
-    named = {test for label in [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
-             for test in names.match(label, spec.deselect)[0]}
+    named = names.named_by([*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS], spec.deselect)
     kept = [test for test in spec.deselect if test not in named]
     return spec if kept == spec.deselect else spec.model_copy(update={"deselect": kept})
 

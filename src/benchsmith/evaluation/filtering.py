@@ -9,7 +9,8 @@ from benchsmith.evaluation.apply import apply_prediction
 from benchsmith.evaluation.models import FilterOutcome, InstanceReport, TestOutcome
 from benchsmith.evaluation.swt import existing_files, grade_tests, touched_tests
 from benchsmith.harness.patches import runnable_test_files
-from benchsmith.harness.render import instance_spec, leaving_out, render_spec, report_format
+from benchsmith.harness.render import instance_spec, report_format
+from benchsmith.harness.rerun import rerun_commands
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance
@@ -35,7 +36,7 @@ def evaluate_filter(worktree: Worktree, instance: TaskInstance, fix: Prediction,
         if not present:
             return TestRun()
         def commands(hung: list[str]) -> list[str]:
-            return [render_spec(leaving_out(spec, hung), present)]
+            return rerun_commands(worktree.sandbox, spec, present, hung)
 
         return run_tests(worktree.sandbox, commands, spec.runner, timeout,
                          directory / f"filter-{name}.txt", stall_timeout=stall_timeout,

@@ -72,8 +72,7 @@ def _hung_labels_again(worktree: Worktree, instance: TaskInstance, spec: TestSpe
     """The tests the instance is graded by that hung (not crashed) get one run of their own,
     with twice the stall limit: a slow test on a loaded machine is not a failing one (the
     published harness has no stall limit). What that run says is their status."""
-    named = {test for label in [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
-             for test in names.match(label, run.hung)[0]}
+    named = names.named_by([*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS], run.hung)
     again = [t for t in run.hung if t in named and t not in run.crashed]
     commands = alone_commands(spec, again) if again else []
     if not commands:

@@ -155,6 +155,12 @@ def match(published: str, ours: Iterable[str], described: dict[str, list[str]] |
     return (found, "docstring") if found else ([], None)
 
 
+def named_by(labels: Iterable[str], tests: Iterable[str]) -> set[str]:
+    """The tests of `tests` that some published name in `labels` names, by the rules above."""
+    candidates = list(tests)
+    return {test for label in labels for test in match(label, candidates)[0]}
+
+
 def status_of(name: str, statuses: dict[str, TestStatus],
               described: dict[str, list[str]] | None = None) -> TestStatus | None:
     """The status `statuses` (in the order the run reported them) give the test `name`, read

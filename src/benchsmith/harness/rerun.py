@@ -21,7 +21,7 @@ def rerun_commands(sandbox: Sandbox, spec: TestSpec, files: list[str], left_out:
     tests `left_out` (``path::name``, or a whole ``path``)."""
     left_out = list(dict.fromkeys([*spec.deselect, *left_out]))
     if spec.runner == "pytest":
-        return [render_spec(leaving_out(spec, left_out), files)]
+        return [render_spec(leaving_out(spec, [t for t in left_out if t not in spec.deselect]), files)]
     if spec.runner != "bintest" or spec.script is None or not left_out:
         return [render_spec(spec, files)]
     hung: dict[str, list[str]] = {}  # file -> its hung functions (none: the whole file)
