@@ -8,7 +8,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from benchsmith.datasets.prepare import Verdict, summarize
+from benchsmith.datasets.prepare import Verdict
+from benchsmith.datasets.prepare_summary import summarize
 
 
 def _summary(run: Path) -> dict:

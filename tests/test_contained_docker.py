@@ -53,6 +53,12 @@ REASONS = {
 }
 
 
+def run_files(run_dir: Path) -> str:
+    """What a run wrote, for the message of a failed assertion."""
+    return "\n".join(f"--- {p}\n{p.read_text(errors='replace')[-3000:]}"
+                     for p in sorted(run_dir.rglob("*")) if p.is_file())
+
+
 def mine(client: object) -> list[object]:
     """This process's containers (another benchsmith run may share the engine)."""
     labels = {"label": ["benchsmith=1", f"benchsmith.owner={socket.gethostname()}:{os.getpid()}"]}
@@ -90,7 +96,7 @@ def test_hostile_predictions_fail_with_a_reason_and_leave_nothing(make_repo, tmp
     finally:
         environments.close()
         client.images.remove(instance_name(calc1.repo, calc1.base_commit), force=True)
-    assert gold_alone.resolved
+    assert gold_alone.resolved, run_files(tmp_path / "alone")
     gold = reports["gold"]
     assert gold.resolved and not gold.contained
     assert gold.fix and gold_alone.fix

@@ -67,7 +67,7 @@ def test_records_without_flaky_counts_still_load() -> None:
 
 def test_a_flaky_label_is_reported_as_flaky_not_as_a_mismatch() -> None:
     from benchsmith.datasets.prepare import judge as judge_published
-    from benchsmith.datasets.prepare import summarize
+    from benchsmith.datasets.prepare_summary import summarize
     from benchsmith.mining.verify import judge
 
     before = runs({SPACES: F, PLAIN: P, WARM: F}, {SPACES: F, PLAIN: P, WARM: P},

@@ -9,6 +9,7 @@ import pytest
 
 from benchsmith.core import Plan
 from benchsmith.sandbox import LocalSandboxConfig
+from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.engine import SetupEngine, SetupOptions
 from benchsmith.setup.environments import Environment, set_up
 from benchsmith.setup.optional import optional_requirements, skip_reasons
@@ -29,15 +30,20 @@ def test_skip_reasons_name_requirements_of_the_projects_extras_only() -> None:
     reasons = skip_reasons([SUMMARY])
     assert reasons == ["requires ephem", "could not import 'netCDF4': No module named 'netCDF4'",
                        "needs a display", "python_dateutil is too old"]
-    extras = {"test": ["pytest", "numpy"], "optional": ["ephem>=3.7; python_version>'3'",
-                                                      "netcdf4", "numba", "python-dateutil"],
-              "doc": ["sphinx"]}
+    extras = RepoContext(extras={"test": ["pytest", "numpy"],
+                                 "optional": ["ephem>=3.7; python_version>'3'", "netcdf4", "numba",
+                                              "python-dateutil"],
+                                 "doc": ["sphinx"]})
     assert optional_requirements(reasons, extras, PLAN) == ["ephem>=3.7", "netcdf4", "python-dateutil"]
     # no reason, an installed extra, a package the plan has, a longer name that merely contains one
     assert optional_requirements([], extras, PLAN) == []
     assert optional_requirements(["requires numpy"], extras, PLAN) == []
     assert optional_requirements(["requires ephem"], extras, PLAN.model_copy(update={"packages": ["ephem"]})) == []
     assert optional_requirements(["requires ephem-data and numbagg"], extras, PLAN) == []
+    # a package only the CI's conda environment file lists is the project's too
+    conda = RepoContext(conda_packages=["numpy", "sparse", "netcdf4"])
+    assert optional_requirements(["requires sparse", "requires netCDF4", "requires zarr"], conda,
+                                 PLAN) == ["sparse", "netcdf4"]
 
 
 PYPROJECT = """
@@ -73,10 +79,28 @@ def test_plain():
 """
 
 
+# xarray's shape: CI creates a conda environment from a file that lists what the extras do not
+CONDA_ENVIRONMENT = """
+name: withsix-tests
+channels:
+  - conda-forge
+dependencies:
+  - python=3.11
+  - conda-forge::pytest>=7
+  - pip
+  - pip:
+      - six==1.16.0
+"""
+
+
 @pytest.mark.slow
-def test_tests_skipped_without_an_extras_package_get_it(make_repo, tmp_path: Path) -> None:
-    repo = make_repo("withsix", {"pyproject.toml": PYPROJECT, "src/withsix/__init__.py": "",
-                                 "tests/test_six.py": TESTS})
+@pytest.mark.parametrize("declared", ["extra", "conda environment file"])
+def test_tests_skipped_without_an_extras_package_get_it(make_repo, tmp_path: Path, declared: str) -> None:
+    files = {"pyproject.toml": PYPROJECT, "src/withsix/__init__.py": "", "tests/test_six.py": TESTS}
+    if declared != "extra":
+        files["pyproject.toml"] = PYPROJECT.replace('compat = ["six"]\n', "")
+        files["ci/requirements/environment.yml"] = CONDA_ENVIRONMENT
+    repo = make_repo("withsix", files)
     options = SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
                            use_refdb=False)
     engine = SetupEngine(options)

@@ -94,6 +94,40 @@ def test_a_setup_py_that_imports_its_own_package_gets_its_requirements_first(
     assert record.sources["build_requirements"] == ["setup.py"]
 
 
+# astropy 3.0's shape: setup.py computes its setup_requires and checks one itself, naming it
+# in its own words (no "No module named")
+SETUP_CHECKS_ITS_BUILD_DEPENDENCY = """
+from setuptools import setup
+
+try:
+    import six
+except ImportError:
+    raise ImportError("Six version 1.10 or later must be installed to build Stamp")
+
+setup(
+    name="stamp",
+    version="1.2",
+    packages=["stamp"],
+    setup_requires=["six>=1.10"],
+    install_requires=["python-dateutil", "six"],
+    extras_require={"test": ["pytest"]},
+)
+"""
+
+
+@pytest.mark.slow
+def test_a_build_dependency_setup_py_asks_for_in_its_own_words_is_installed_first(
+        make_repo, tmp_path: Path) -> None:
+    repo = make_repo("stamp", {"setup.py": SETUP_CHECKS_ITS_BUILD_DEPENDENCY,
+                               "stamp/__init__.py": STAMP, "tests/test_stamp.py": STAMP_TESTS})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    first = record.iterations[0].diagnosis
+    assert first is not None and first.kind == "build_dependency_missing", first
+    assert first.facts["modules"] == ["six"]
+    assert "--no-build-isolation" in " ".join(record.install)
+
+
 NOTES_PYPROJECT = """
 [build-system]
 requires = ["setuptools>=61"]

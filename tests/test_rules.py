@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.core import BenchsmithError, ExecResult, Plan
+from benchsmith.core import BenchsmithError, Diagnosis, ExecResult, Plan
 from benchsmith.harness.render import render
 from benchsmith.setup.commands import (
     clean_pytest_args,
@@ -148,6 +148,11 @@ def test_python_37_taken_for_an_editable_install_is_left_when_the_code_of_the_da
     # (the first that uv asks for a source without a build-system table, 40.8.0), not of 2022
     pins = back.exclude_newer_packages
     assert pins["setuptools"].startswith("2019-") and pins["wheel"] == pins["setuptools"], pins
+    # tests that fail on 3.7 with nothing a rule names: back too, before any other Python
+    failing = Diagnosis(category="undecidable", kind="tests_failing",
+                        reason="too many tests fail and no rule explains why (pass rate 94.8%)")
+    back, what = RuleRepairer().repair(moved, failing, ctx) or (None, "")
+    assert back is not None and back.python == "3.6" and what.startswith("back to Python 3.6")
     locale = diagnose_install(failed(LOCALE_BUILD), ["tablet"])
     older, what = RuleRepairer().repair(moved, locale, ctx) or (None, "")
     assert older is not None and older.python == "2.7", what
@@ -168,6 +173,10 @@ def test_diagnose_install_failures() -> None:
     assert offline.infrastructure
     build = diagnose_install(failed("Failed to build `calc @ file:///tmp/x`\nModuleNotFoundError: No module named 'numpy'"), ["calc"])
     assert build.kind == "build_dependency_missing" and build.facts["modules"] == ["numpy"]
+    checked = diagnose_install(failed("Failed to build `astropy @ file:///tmp/x`\n  File \"setup.py\", "
+                                      "line 9\nImportError: Numpy version 1.13.0 or later must be "
+                                      "installed to use Astropy"), ["astropy"])
+    assert checked.kind == "build_dependency_missing" and checked.facts["modules"] == ["numpy"]
     # a dependency built without isolation, versioned by setuptools_scm, which is not there
     scm = diagnose_install(failed(
         "error: Failed to download and build `lazy-object-proxy==1.8.0`\n"

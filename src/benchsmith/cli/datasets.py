@@ -25,7 +25,8 @@ from benchsmith.cli.options import (
 from benchsmith.sandbox.tools import scratch_prefix
 
 if TYPE_CHECKING:
-    from benchsmith.datasets.prepare import PrepareSummary, Published, Verdict
+    from benchsmith.datasets.prepare import Published, Verdict
+    from benchsmith.datasets.prepare_summary import PrepareSummary
     from benchsmith.setup.engine import SetupOptions
 
 
@@ -46,7 +47,8 @@ def prepare(
 ) -> None:
     """Set up each group of instances once, run every instance's tests before and after its
     gold patch, and check the published FAIL_TO_PASS / PASS_TO_PASS labels."""
-    from benchsmith.datasets.prepare import Preparer, read_published, summarize
+    from benchsmith.datasets.prepare import Preparer, read_published
+    from benchsmith.datasets.prepare_summary import summarize
     from benchsmith.harness.jsonl import records_by_key
     from benchsmith.setup.engine import SetupEngine
 

@@ -36,7 +36,7 @@ from benchsmith.setup.environments import (
 from benchsmith.setup.record import SetupRecord
 
 PrepareStatus = Literal["reproduced", "fail_to_pass_reproduced", "differs", "setup_failed", "error"]
-_FAILED = ("setup_failed", "error")  # no verdict on the labels
+FAILED_STATUSES = ("setup_failed", "error")  # no verdict on the labels
 _REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch")
 
 
@@ -117,6 +117,12 @@ def pin_day(first: TaskInstance, setup_commit_day: str) -> str:
     return max(created, setup_commit_day[:10]) if created else setup_commit_day[:10]
 
 
+def _tests_failed(made: Environment | SetupRecord) -> bool:
+    """True when a setup installed but did not validate because of its tests."""
+    return (isinstance(made, SetupRecord) and made.status == "failed"
+            and made.failure_category in ("testing", "undecidable"))
+
+
 def _keeping_labels(spec: TestSpec, instance: TaskInstance) -> TestSpec:
     """`spec` without the left-out tests (those that hung while its environment was validated,
     maybe at another commit) that the instance's labels name (read as every grading reads
@@ -166,7 +172,7 @@ class Preparer:
                     if (done.get(p.instance.instance_id) or {}).get("fingerprint") == p.fingerprint
                     and done[p.instance.instance_id].get("runs", 1) >= self.runs]
         failed = {p.instance.instance_id for p in answered
-                  if done[p.instance.instance_id].get("status") in _FAILED}
+                  if done[p.instance.instance_id].get("status") in FAILED_STATUSES}
         resume.skipping(len(answered), len(failed))
         kept = {p.instance.instance_id for p in answered
                 if not resume.redo(p.instance.instance_id in failed)}
@@ -216,6 +222,15 @@ class Preparer:
                           f"{setup_commit[:12]} pinned to {day}, validated on {len(focus)} "
                           "test file(s) of theirs")
             made = set_up(self.engine, source, setup_commit, day, first.repo, focus=focus)
+            if _tests_failed(made) and first.base_commit != setup_commit:
+                # the setup commit's own tests may be broken (a module that no longer
+                # imports): the environment is the same, so validate it where an instance is
+                self.progress(f"{first.repo}: the tests fail at {setup_commit[:12]}; the same "
+                              f"environment again at {first.instance_id}'s base commit "
+                              f"{first.base_commit[:12]}")
+                again = set_up(self.engine, source, first.base_commit, day, first.repo, focus=focus)
+                if isinstance(again, Environment):
+                    made, setup_commit = again, first.base_commit
         except BenchsmithError as exc:
             for item in items:
                 yield self._failed(item, "setup_failed", str(exc), setup_commit)
@@ -350,49 +365,3 @@ def _consistent(behaviour: Behaviour, side: str) -> dict[str, Any]:
     for name in behaviour.flaky:
         statuses.pop(name, None)
     return statuses
-
-
-
-class PrepareSummary(BaseModel):
-    """Counts over the prepared records of one input, overall and per repository."""
-
-    instances: int = 0
-    prepared: int = 0  # an environment ran the instance's tests
-    fail_to_pass_reproduced: int = 0  # every published FAIL_TO_PASS reproduced
-    pass_to_pass_reproduced: int = 0
-    with_flaky: int = 0  # instances with a flaky test (left out of the check)
-    flaky_tests: int = 0
-    statuses: dict[str, int] = Field(default_factory=dict)
-    causes: dict[str, int] = Field(default_factory=dict)  # instances not reproduced, by cause
-    per_repo: dict[str, dict[str, int]] = Field(default_factory=dict)
-    median_instance_s: float | None = None
-
-
-def summarize(records: list[dict[str, Any]]) -> PrepareSummary:
-    """The summary table's numbers, from output records."""
-    import statistics
-
-    summary = PrepareSummary(instances=len(records))
-    times = []
-    for record in records:
-        verdict = Verdict.model_validate(record.get("prepare") or {"status": "error"})
-        summary.statuses[verdict.status] = summary.statuses.get(verdict.status, 0) + 1
-        if verdict.cause:
-            summary.causes[verdict.cause] = summary.causes.get(verdict.cause, 0) + 1
-        repo = summary.per_repo.setdefault(str(record.get("repo")), {"instances": 0, "prepared": 0,
-                                                                     "fail_to_pass": 0})
-        repo["instances"] += 1
-        if verdict.status in _FAILED:
-            continue
-        summary.prepared += 1
-        repo["prepared"] += 1
-        times.append(verdict.instance_s)
-        if verdict.fail_to_pass.all_reproduced:
-            summary.fail_to_pass_reproduced += 1
-            repo["fail_to_pass"] += 1
-        if verdict.pass_to_pass.all_reproduced:
-            summary.pass_to_pass_reproduced += 1
-        summary.with_flaky += bool(verdict.flaky)
-        summary.flaky_tests += len(verdict.flaky)
-    summary.median_instance_s = round(statistics.median(times), 2) if times else None
-    return summary

@@ -24,7 +24,11 @@ from benchsmith.setup.sources.nox import read_noxfile
 from benchsmith.setup.sources.pyproject import read_pyproject
 from benchsmith.setup.sources.pytest_config import read_conftest_options, read_pytest_config
 from benchsmith.setup.sources.repo_files import RepoFiles
-from benchsmith.setup.sources.requirements import find_requirement_files, read_pipfile
+from benchsmith.setup.sources.requirements import (
+    find_requirement_files,
+    read_conda_environments,
+    read_pipfile,
+)
 from benchsmith.setup.sources.services import read_services
 from benchsmith.setup.sources.setuptools_files import read_setup_cfg, read_setup_py
 from benchsmith.setup.sources.stand_ins import read_stand_ins
@@ -41,6 +45,7 @@ READERS = (
     read_setup_py,
     read_pipfile,
     find_requirement_files,
+    read_conda_environments,
     read_github_actions,
     read_services,
     read_stand_ins,

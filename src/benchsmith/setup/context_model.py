@@ -42,6 +42,7 @@ class RepoContext(BaseModel):
     poetry_dev_dependencies: list[str] = Field(default_factory=list)  # PEP 508 strings
     hatch_test_dependencies: list[str] = Field(default_factory=list)
     requirement_files: list[str] = Field(default_factory=list)  # all found, relative paths
+    conda_packages: list[str] = Field(default_factory=list)  # names in conda environment files
     # Commands seen in CI, tox, nox, Makefile, docs (raw, one shell line each)
     install_commands: list[Hint] = Field(default_factory=list)
     # packages a testing CI job installs from a git forge (`pip install git+https://...`)

@@ -61,6 +61,11 @@ _NO_PIP = re.compile(r"No module named '?pip'?$", re.MULTILINE)
 _MISSING_MODULE = re.compile(
     r"(?:ModuleNotFoundError|ImportError): No module named ['\"]?([A-Za-z_][\w.]*)['\"]?"
 )
+# setup.py checking a build dependency itself: "ImportError: Numpy version 1.13.0 or later
+# must be installed to use Astropy" (astropy 3.0 computes its setup_requires)
+_MUST_BE_INSTALLED = re.compile(
+    r"(?:ImportError|RuntimeError|Exception): ([A-Za-z][\w-]*)(?: version [\w.]+(?: or (?:later|newer))?)?"
+    r" (?:must|needs to|has to) be installed")
 # uv: "Failed to build `calc @ file:///...`" (a path), "Failed to download and build `x==1.0`"
 _FAILED_BUILD = re.compile(r"Failed to (?:download and )?build `([^`@ =]+)(?:==[^`]*)?(?: @ (file://[^`]+))?")
 # uv builds the checkout itself (without isolation) and says only which hook failed:
@@ -157,6 +162,7 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         name, own = (build.group(1), bool(build.group(2))) if build else (
             project_packages[0] if project_packages and project_packages[0] else "the project", True)
         modules = [m.split(".")[0] for m in _MISSING_MODULE.findall(out)]
+        modules += [m.lower() for m in _MUST_BE_INSTALLED.findall(out)]
         if "invalid command 'bdist_wheel'" in out:
             modules.append("wheel")
         if _SCM_VERSION_MISSING.search(out):

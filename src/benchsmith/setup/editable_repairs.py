@@ -115,9 +115,10 @@ def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> s
 def repair_back_from_editable_move(plan: Plan, diagnosis: Diagnosis, context: RepoContext
                                    ) -> str | None:
     """Python 3.7, taken only so that the install could be editable, is too new for the code or
-    a dependency of that date (a C extension against an older C API, a removed behaviour):
-    back to the Python before it, and the second lever there, the install without -e with
-    the checkout first on the path."""
+    a dependency of that date (a C extension against an older C API, a removed behaviour, the
+    tests failing with nothing named, as sympy 1.0's on the ``collections`` ABC warnings 3.7
+    added): back to the Python before it, and the second lever there, the install without -e
+    with the checkout first on the path."""
     previous = (plan.sources.get(MOVED_FOR_EDITABLE) or [""])[0]
     newest = next(iter(diagnosis.facts.get("max_python") or []), None)
     if not previous or plan.python != "3.7" or (

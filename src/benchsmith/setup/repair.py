@@ -342,10 +342,11 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "missing_plugins": [repair_plugins],
     "missing_path": [repair_paths],
     "no_tests": [repair_no_tests],
-    "warnings_as_errors": [repair_warnings, repair_python],
+    "warnings_as_errors": [repair_warnings, repair_back_from_editable_move, repair_python],
     "project_not_importable": [repair_develop, repair_importable],
-    # Last resort when nothing explains the failures: code often predates the newest Python.
-    "tests_failing": [repair_python_if_tests_ran],
+    # Last resort when nothing explains the failures: code often predates the newest Python
+    # (first the Python taken only for an editable install: 3.7 warns where 3.6 did not).
+    "tests_failing": [repair_back_from_editable_move, repair_python_if_tests_ran],
     "test_environment": [repair_test_environment, repair_python_if_tests_ran],
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from benchsmith.setup.sources.coerce import as_dict, as_str, as_str_list
@@ -18,6 +19,12 @@ REQUIREMENT_GLOBS = (
 # Requirement directories whose files often have no extension (requirements/tests, reqs/dev).
 REQUIREMENT_DIRS = ("requirements", "reqs")
 PIPFILE_GROUPS = ("packages", "dev-packages")
+# conda environment files, where CI installs a project's optional test dependencies from
+CONDA_GLOBS = ("environment.yml", "environment.yaml", "ci/*.yml", "ci/*.yaml",
+               "ci/requirements/*.yml", "ci/requirements/*.yaml", "ci/deps/*.yml",
+               "conda/*.yml", "requirements/*.yml")
+_CONDA_SPEC = re.compile(r"^(?:[\w.-]+::)?(?P<name>[A-Za-z0-9][\w.-]*)")
+_NOT_PACKAGES = {"python", "pip"}
 
 
 def find_requirement_files(c: Collector) -> None:
@@ -74,3 +81,21 @@ def read_pipfile(c: Collector) -> None:
         as_str(requires.get("python_full_version")) or as_str(requires.get("python_version")),
         source,
     )
+
+
+def read_conda_environments(c: Collector) -> None:
+    """Package names of conda environment files (conda specs and their ``pip:`` lists), as
+    ``conda_packages``: what CI installed beyond the project's extras (never installed
+    as such: an optional round takes one only when a skipped test names it)."""
+    for path in sorted({p for pattern in CONDA_GLOBS for p in c.files.glob(pattern)}):
+        data = c.files.yaml(path)
+        if not isinstance(data, dict) or not isinstance(data.get("dependencies"), list):
+            continue
+        names = []
+        for entry in data["dependencies"]:
+            specs = as_str_list(entry.get("pip")) if isinstance(entry, dict) else [entry]
+            for spec in specs:
+                found = _CONDA_SPEC.match(spec.strip()) if isinstance(spec, str) else None
+                if found and found["name"].lower() not in _NOT_PACKAGES:
+                    names.append(found["name"])
+        c.extend_unique(c.ctx.conda_packages, names, path)
