@@ -23,6 +23,10 @@ def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 1) if values else None
 
 
+def _median2(values: list[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
+
+
 def share(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
@@ -43,6 +47,9 @@ def main(out: Path) -> dict:
         "pass_to_pass_all_reproduced": summary.pass_to_pass_reproduced,
         "pass_to_pass_share_of_prepared": share(summary.pass_to_pass_reproduced, summary.prepared),
         "median_instance_s_environment_reused": _median([v.instance_s for v in prepared]),
+        # the instance's own time over its test runs' (the rest: checkout, install, patches)
+        "median_instance_over_tests": _median2([v.instance_s / v.tests_s for v in prepared
+                                                 if v.tests_s > 0]),
         "median_environment_setup_s": _median([v.environment_s for v in prepared]),
         "statuses": summary.statuses,
         "not_reproduced_by_cause": summary.causes,

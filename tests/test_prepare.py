@@ -200,6 +200,7 @@ def test_prepare_end_to_end_with_published_shapes(make_repo, tmp_path: Path) -> 
         f"{TEST_FILE}::test_plain": "already passes without the gold patch"}
     # one cause per instance not reproduced, counted in the summary
     assert one["prepare"]["cause"] is None
+    assert 0 < one["prepare"]["tests_s"] < one["prepare"]["instance_s"]  # its test runs, timed
     assert two["prepare"]["cause"] == "naming"  # a published name no test has
     assert three["prepare"]["cause"] == "label"  # the gold patch's own run shows the label wrong
     assert records["fixture__calc-6"]["prepare"]["cause"] == "error"

@@ -64,6 +64,7 @@ class Verdict(BaseModel):
     test_network: str = ""  # the network the label runs had (as `evaluate` gives the tests)
     flaky: list[FlakyTest] = Field(default_factory=list)  # outcome changed between runs: no label
     instance_s: float = 0.0  # this instance's checkout, install and test runs
+    tests_s: float = 0.0  # of which its test runs (before and after the gold patch)
     environment_s: float = 0.0  # setting its group's environment up (once for the group)
 
 
@@ -303,6 +304,7 @@ class Preparer:
             image, history = instance_image(self.engine, environment.record, checkout)
         verdict.environment = environment.record.image or setup_commit
         verdict.instance_s = round(time.monotonic() - started, 2)
+        verdict.tests_s = behaviour.tests_s
         verdict.environment_s = environment.record.duration_s or 0.0
         # the install ran at the setup commit; the project then went in at base_commit
         moved = setup_commit != instance.base_commit
