@@ -128,6 +128,55 @@ def test_a_build_dependency_setup_py_asks_for_in_its_own_words_is_installed_firs
     assert "--no-build-isolation" in " ".join(record.install)
 
 
+# astropy 3.0's shape: setup.py imports the package, which tells its own setup.py apart by
+# ``__main__`` and otherwise does what an installed copy does (astropy rebuilds extensions)
+SETUP_AS_SCRIPT = """
+import sys
+
+from setuptools import setup
+
+import bsgauge
+
+setup(name="bsgauge", version=bsgauge.__version__, packages=["bsgauge"],
+      install_requires=["six"], extras_require={"test": ["pytest"]})
+"""
+BSGAUGE = """
+import os
+import sys
+
+__version__ = "0.3"
+_main = getattr(sys.modules.get("__main__"), "__file__", "") or ""
+_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.basename(_main) != "setup.py" and not os.path.isdir(os.path.join(_root, "bsgauge.egg-info")):
+    raise ImportError("bsgauge")  # neither built in place (develop) nor run by its setup.py
+"""
+BSGAUGE_TESTS = """
+import six
+
+import bsgauge
+
+
+def test_version():
+    assert six.text_type(bsgauge.__version__) == "0.3"
+"""
+
+
+@pytest.mark.slow
+def test_a_setup_py_that_works_only_as_a_script_is_run_as_one(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("bsgauge", {"setup.py": SETUP_AS_SCRIPT, "bsgauge/__init__.py": BSGAUGE,
+                               "tests/test_bsgauge.py": BSGAUGE_TESTS})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    kinds = [i.diagnosis.kind if i.diagnosis else None for i in record.iterations]
+    assert "project_build_failed" in kinds, kinds
+    failed = record.iterations[kinds.index("project_build_failed")]
+    assert failed.diagnosis is not None and failed.diagnosis.facts["own_import"] == ["bsgauge/__init__.py"]
+    assert failed.repair is not None and "setup.py develop" in failed.repair
+    assert record.status == "validated", record.failure_reason
+    assert record.install[-1].endswith("python setup.py develop --no-deps"), record.install
+    assert not any("-r setup.py" in line for line in record.install)
+    assert any("pytest" in line and "six" in line for line in record.install), record.install
+
+
 NOTES_PYPROJECT = """
 [build-system]
 requires = ["setuptools>=61"]

@@ -191,6 +191,9 @@ class Plan(BaseModel):
     # project linked in place, C extensions built next to their sources): for build backends
     # of a date without PEP 660 editable hooks
     develop: bool = False
+    # with `develop`: the dependencies the project declares statically (packages, extras read
+    # from its files), not its metadata, where setup.py works only as the script it is
+    develop_declared: bool = False
     extras: list[str] = Field(default_factory=list)
     requirement_files: list[str] = Field(default_factory=list)
     groups: list[str] = Field(default_factory=list)

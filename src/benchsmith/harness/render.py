@@ -94,9 +94,10 @@ def render_install(plan: Plan, apt: bool = True) -> list[str]:
         (["--pre"] if pip else ["--prerelease", "allow"]) if plan.prerelease else []) + (
         _config_flags(plan))
     targets: list[str] = []
-    if plan.install_project and plan.develop:  # its dependencies here, the project below
+    if plan.install_project and plan.develop and not plan.develop_declared:
+        # its dependencies here, the project below
         targets += ["-r", "setup.py", *(w for extra in plan.extras for w in ("--extra", extra))]
-    elif plan.install_project:
+    elif plan.install_project and not plan.develop:
         target = "." + (f"[{','.join(plan.extras)}]" if plan.extras else "")
         targets += ["-e", target] if plan.editable else [target]
     for path in plan.requirement_files:

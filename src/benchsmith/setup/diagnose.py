@@ -205,8 +205,11 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                              reason=f"building the project downloads {fetch['url']}, and that "
                                     "host cannot be reached from the sandbox",
                              facts={"urls": [fetch["url"]]}, evidence=_line_with(out, fetch))
+        imported = _own_modules_imported(out) if own else []
         return Diagnosis(category="installation", kind="project_build_failed",
-                         reason=f"building the project failed: {log_tail(out, 1)[:200]}",
+                         reason=f"building the project failed: {log_tail(out, 1)[:200]}"
+                                + (f" (setup.py imports {imported[0]})" if imported else ""),
+                         facts={"own_import": imported} if imported else {},
                          evidence=log_tail(out, 25))
     if programs := missing_tools(out) + (["pip"] if _NO_PIP.search(out) else []):
         # a step after the install (a cache the tests need) runs a program: often pip, which

@@ -92,6 +92,30 @@ def _develop(plan: Plan, context: RepoContext) -> str | None:
     return "install the project with the legacy `setup.py develop` (linked in place, extensions built)"
 
 
+def repair_develop_as_script(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """The build backend ran setup.py, setup.py imported the project's own package, and the
+    package failed there: it tells its own setup.py apart by ``__main__`` being setup.py
+    (astropy 3.0 otherwise rebuilds its extensions on import). Run setup.py as a script:
+    `setup.py develop` with the setuptools of the date, the dependencies the project declares
+    statically installed beforehand (its metadata cannot be built apart from the script)."""
+    if (not diagnosis.facts.get("own_import") or "setup.py" not in context.root_files
+            or plan.develop_declared):
+        return None
+    plan.develop, plan.develop_declared, plan.editable = True, True, False
+    declared = [h.value for h in context.install_requires]
+    declared += [r for extra in plan.extras for r in context.extras.get(extra, [])]
+    plan.packages = list(dict.fromkeys([*plan.packages, *declared]))
+    plan.extras = []
+    _backend_of_the_date(plan, context)
+    keys = {requirement_key(r) for r in plan.build_requirements}
+    plan.build_requirements += [r for r in dict.fromkeys(
+        [*(r for r in context.build_requires if r), "setuptools", "wheel"]) if requirement_key(r) not in keys]
+    plan.env.pop("PYTHONPATH", None)
+    plan.notes = [n for n in plan.notes if n != SOURCES_ON_PATH]
+    return (f"setup.py imports {diagnosis.facts['own_import'][0]}, which fails outside setup.py "
+            "run as a script: install the declared dependencies, then `setup.py develop`")
+
+
 def repair_editable(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """No PEP 660 hooks at the date: the next lever (a newer backend; a regular install with
     the checkout on the path; `setup.py develop`).

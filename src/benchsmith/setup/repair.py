@@ -26,6 +26,7 @@ from benchsmith.setup.diagnose import diagnose_install, diagnose_tests
 from benchsmith.setup.editable_repairs import (
     repair_back_from_editable_move,
     repair_develop,
+    repair_develop_as_script,
     repair_editable,
     repair_newer_backend_build,
 )
@@ -332,7 +333,8 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "build_dependency_missing": [repair_declared_requirements, repair_build_dependency],
     "no_pep660": [repair_editable],
     "build_needs_network": [repair_release_files],
-    "project_build_failed": [repair_pure_python, repair_newer_backend_build, repair_release_files],
+    "project_build_failed": [repair_develop_as_script, repair_pure_python, repair_newer_backend_build,
+                             repair_release_files],
     "unsatisfiable": [repair_own_prerelease, repair_own_dependents, repair_conflicting_extra,
                       repair_unsatisfiable],
     "not_in_registry": [repair_not_in_registry],
