@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.core import TestStatus
+from benchsmith.core import ExecResult, TestStatus
 from benchsmith.harness.names import match, status_of
 from benchsmith.harness.render import plan_spec, render, render_spec
 from benchsmith.parsing import network_failures, parse_test_output, running_test
+from benchsmith.parsing.failure_groups import bintest_failure_groups
 from benchsmith.setup.context import gather_context
+from benchsmith.setup.diagnose import diagnose_tests
 from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import choose_python
 
@@ -169,6 +171,15 @@ def test_the_bin_test_parser_reads_every_status_and_the_failure_sections() -> No
     assert running_test(BINTEST_OUTPUT, "bintest") is None
     assert status_of("test_fails", parsed) == F and match("test_ok", parsed) == ([core + "test_ok"], "function name")
     assert match("test_basic", parsed)[1] == "ambiguous: function name"
+    # its failures grouped by the last exception line of each section, as pytest's are
+    groups = [(g.error, g.count, g.example) for g in bintest_failure_groups(BINTEST_OUTPUT)]
+    assert groups == [("AssertionError", 2, core + "test_fails"),
+                      ("urllib.error.URLError: <urlopen error [Errno <n>] Temporary failure in name "
+                       "resolution>", 1, core + "test_raises"),
+                      ("ImportError: cannot import name 'gone'", 1, "pkg/broken/tests/test_import.py")]
+    failing = diagnose_tests(ExecResult(command="bin/test", returncode=1, output=BINTEST_OUTPUT,
+                                        duration_s=1.0), ["pkg"], "bintest")
+    assert "2 x AssertionError (e.g. " in failing.reason, failing.reason
 
 
 def _published(repo: Path, tmp_path: Path, name: str, row: dict[str, object]) -> tuple[Path, Path]:

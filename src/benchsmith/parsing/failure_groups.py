@@ -1,5 +1,5 @@
-"""Group a pytest run's failing tests by their error, and read its collection errors: what a
-run that falls short says about the next thing to repair."""
+"""Group a run's failing tests by their error (pytest, sympy's `bin/test`), and read pytest's
+collection errors: what a run that falls short says about the next thing to repair."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 from pydantic import BaseModel
 
 from benchsmith.parsing import pytest_rootdir
+from benchsmith.parsing.bintest_log import bintest_failure_messages
 from benchsmith.parsing.pytest_log import failure_details, failure_messages, split_lines
 
 _EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|"
@@ -64,6 +65,22 @@ def failure_groups(output: str) -> list[FailureGroup]:
     groups: dict[str, FailureGroup] = {}
     for test, message in failure_messages(output).items():
         key = normalise(_error_of(message, details.get(test, "")))
+        if key in groups:
+            groups[key].count += 1
+        else:
+            groups[key] = FailureGroup(error=key, count=1, example=test)
+    return sorted(groups.values(), key=lambda g: -g.count)
+
+
+def bintest_failure_groups(output: str) -> list[FailureGroup]:
+    """The failing tests of a `bin/test` run grouped by error: the last exception line of each
+    failure's traceback section."""
+    groups: dict[str, FailureGroup] = {}
+    for test, text in bintest_failure_messages(output).items():
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        error = next((line for line in reversed(lines) if _EXCEPTION.match(line)),
+                     lines[-1] if lines else "unknown error")
+        key = normalise(error)
         if key in groups:
             groups[key].count += 1
         else:

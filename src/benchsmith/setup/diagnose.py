@@ -10,7 +10,11 @@ from benchsmith.parsing import (
     running_test,
     service_failures,
 )
-from benchsmith.parsing.failure_groups import collection_errors, failure_groups
+from benchsmith.parsing.failure_groups import (
+    bintest_failure_groups,
+    collection_errors,
+    failure_groups,
+)
 from benchsmith.setup.knowledge.removed_apis import REMOVED_APIS
 from benchsmith.setup.metadata_repairs import diagnose_invalid_metadata
 from benchsmith.setup.resolution import diagnose_resolution
@@ -343,7 +347,8 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
         return Diagnosis(category="python", kind="pytest_internal_error",
                          reason="pytest crashed (often a pytest too old for this Python)",
                          evidence=log_tail(out))
-    groups = failure_groups(out) if runner == "pytest" else []
+    groups = failure_groups(out) if runner == "pytest" else (
+        bintest_failure_groups(out) if runner == "bintest" else [])
     listed = [f"{g.count} x {g.error} (e.g. {g.example})" for g in groups]
     shown = f"; failing tests by error: {'; '.join(listed[:3])}" if listed else ""
     if causes := environment_causes(groups):
