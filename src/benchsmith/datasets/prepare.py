@@ -119,8 +119,10 @@ def pin_day(first: TaskInstance, setup_commit_day: str) -> str:
 
 
 def _tests_failed(made: Environment | SetupRecord) -> bool:
-    """True when a setup installed but did not validate because of its tests."""
-    return (isinstance(made, SetupRecord) and made.status == "failed"
+    """True when a setup's last round installed and ran the tests, and too few passed."""
+    last = made.iterations[-1] if isinstance(made, SetupRecord) and made.iterations else None
+    return (isinstance(made, SetupRecord) and made.status == "failed" and last is not None
+            and any(command.phase == "test" for command in last.commands)
             and made.failure_category in ("testing", "undecidable"))
 
 
