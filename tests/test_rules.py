@@ -173,6 +173,17 @@ def test_diagnose_install_failures() -> None:
     assert offline.infrastructure
     build = diagnose_install(failed("Failed to build `calc @ file:///tmp/x`\nModuleNotFoundError: No module named 'numpy'"), ["calc"])
     assert build.kind == "build_dependency_missing" and build.facts["modules"] == ["numpy"]
+    # `setup.py develop` fetching setup_requires itself, with easy_install, from today's index
+    fetched = diagnose_install(failed(
+        "running develop\nSearching for jinja2>=2.7\nReading https://pypi.org/simple/jinja2/\n"
+        "Best match: Jinja2 3.1.6\nSearching for MarkupSafe>=2.0\n"
+        '  File "/tmp/easy_install-hnjpn0yi/markupsafe-3.0.4/setup.py", line 8, in <module>\n'
+        "ModuleNotFoundError: No module named 'setuptools.errors'"), ["astropy"])
+    assert fetched.kind == "build_dependency_missing" and fetched.facts["modules"] == ["jinja2", "markupsafe"]
+    repaired, what = RuleRepairer().repair(Plan(python="3.7", exclude_newer="2018-10-01T00:00:00Z"),
+                                           fetched, context(root_files=["setup.py"])) or (None, "")
+    assert repaired is not None and not repaired.build_isolation and "Jinja2" in what, what
+    assert {"jinja2", "markupsafe"} <= {r.lower() for r in repaired.build_requirements}
     checked = diagnose_install(failed("Failed to build `astropy @ file:///tmp/x`\n  File \"setup.py\", "
                                       "line 9\nImportError: Numpy version 1.13.0 or later must be "
                                       "installed to use Astropy"), ["astropy"])

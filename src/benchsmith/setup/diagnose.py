@@ -70,6 +70,9 @@ _MISSING_MODULE = re.compile(
 _MUST_BE_INSTALLED = re.compile(
     r"(?:ImportError|RuntimeError|Exception): ([A-Za-z][\w-]*)(?: version [\w.]+(?: or (?:later|newer))?)?"
     r" (?:must|needs to|has to) be installed")
+# `setup.py develop` resolving setup_requires through easy_install, from the index of today
+_EASY_INSTALL_SEARCH = re.compile(r"^Searching for (?P<name>[A-Za-z0-9][\w.-]*)", re.MULTILINE)
+_EASY_INSTALL_BUILD = re.compile(r"/easy_install-\w+/(?P<name>[A-Za-z][\w.]*?)-\d[\w.]*/setup\.py")
 # uv: "Failed to build `calc @ file:///...`" (a path), "Failed to download and build `x==1.0`"
 _FAILED_BUILD = re.compile(r"Failed to (?:download and )?build `([^`@ =]+)(?:==[^`]*)?(?: @ (file://[^`]+))?")
 # uv builds the checkout itself (without isolation) and says only which hook failed:
@@ -111,6 +114,14 @@ def _own_modules_imported(out: str) -> list[str]:
     paths = [frame["path"] for frame in _TRACEBACK_FRAME.finditer(out)
              if "site-packages" not in frame["path"] and "/lib/python" not in frame["path"]]
     return list(dict.fromkeys("/".join(path.split("/")[-2:]) for path in paths))
+
+
+def _easy_install_fetches(out: str) -> list[str]:
+    """The distributions setuptools' easy_install went looking for ("Searching for jinja2>=2.7")
+    or built from a download of its own (``/tmp/easy_install-x/markupsafe-3.0.4/setup.py``)."""
+    names = [m["name"] for m in _EASY_INSTALL_SEARCH.finditer(out)]
+    names += [m["name"] for m in _EASY_INSTALL_BUILD.finditer(out)]
+    return list(dict.fromkeys(name.lower() for name in names))
 
 
 def _removed_api(out: str) -> Diagnosis | None:
@@ -160,6 +171,12 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
         return resolution
     if system := _system_packages(out):
         return system
+    if fetched := _easy_install_fetches(out):
+        # `setup.py develop` fetched its setup_requires itself, newest first, past the date
+        return Diagnosis(category="installation", kind="build_dependency_missing",
+                         reason=f"setup.py fetched {', '.join(fetched)} itself (setup_requires, "
+                                "through easy_install, not pinned to the date)",
+                         facts={"modules": fetched}, evidence=log_tail(out))
     build = _FAILED_BUILD.search(out)
     if build or _OWN_BUILD_HOOK.search(out):
         # without "Failed to build `x`", a build hook's failure is the project's own build
