@@ -177,6 +177,28 @@ def test_a_setup_py_that_works_only_as_a_script_is_run_as_one(make_repo, tmp_pat
     assert any("pytest" in line and "six" in line for line in record.install), record.install
 
 
+# The pytest configuration sets an option of a plugin the tests do not need, which crashes
+# pytest where its GUI toolkit is missing (astropy 3.0's setup.cfg: qt_no_exception_capture)
+QT_INI = """
+[tool.pytest.ini_options]
+qt_no_exception_capture = 1
+"""
+
+
+@pytest.mark.slow
+def test_a_plugin_that_crashes_pytest_is_left_out(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("stamp", {"pyproject.toml": PYPROJECT_TEST_EXTRA.replace("calc", "stamp") + QT_INI,
+                               "src/stamp/__init__.py": "",
+                               "tests/test_stamp.py": "def test_plain():\n    assert True\n"})
+    record = engine(tmp_path).setup(str(repo.path), on_date=PIN_DATE)
+    assert record.status == "validated", record.failure_reason
+    first = record.iterations[0].diagnosis
+    assert first is not None and first.kind == "pytest_internal_error", first
+    assert first.facts["plugin_modules"] == ["pytest-qt"]  # pytest 7: one ERROR line
+    assert record.plan is not None and "pytest-qt" not in record.plan.packages
+    assert record.iterations[-1].python == record.iterations[0].python  # no other Python
+
+
 NOTES_PYPROJECT = """
 [build-system]
 requires = ["setuptools>=61"]

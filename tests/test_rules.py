@@ -738,3 +738,31 @@ def test_a_tox_posargs_default_with_substitutions_inside_loses_no_option() -> No
             "-n={env:WORKERS:auto} tests --durations 5 --run-slow}")
     command = tox_command(line)
     assert command.endswith("tests --durations 5 --run-slow") and "posargs" not in command
+
+
+INTERNAL_ERROR_IN_A_PLUGIN = """\
+INTERNALERROR> Traceback (most recent call last):
+INTERNALERROR>   File "/v/lib/python3.7/site-packages/_pytest/main.py", line 103, in wrap_session
+INTERNALERROR>     config._do_configure()
+INTERNALERROR>   File "/v/lib/python3.7/site-packages/pluggy/callers.py", line 180, in _multicall
+INTERNALERROR>     res = hook_impl.function(*args)
+INTERNALERROR>   File "/v/lib/python3.7/site-packages/pytestqt/plugin.py", line 218, in pytest_configure
+INTERNALERROR>     qt_api.set_qt_api(config.getini("qt_api"))
+INTERNALERROR>   File "/v/lib/python3.7/site-packages/pytestqt/qt_compat.py", line 83, in set_qt_api
+INTERNALERROR> RuntimeError: pytest-qt requires either PySide, PySide2, PyQt4 or PyQt5 to be installed
+"""
+
+
+def test_a_plugin_that_crashes_pytest_is_left_out_before_another_python_is_tried() -> None:
+    crashed = diagnose_tests(failed(INTERNAL_ERROR_IN_A_PLUGIN, returncode=3), ["astropy"], "pytest")
+    assert crashed.kind == "pytest_internal_error" and crashed.facts == {"plugin_modules": ["pytestqt"]}
+    old = Plan(python="3.7", exclude_newer="2018-10-01T00:00:00Z",
+               packages=["pytest-astropy", "pytest-qt>=2", "pytest-doctestplus"])
+    fixed, what = RuleRepairer().repair(old, crashed, context()) or (None, "")
+    assert fixed is not None and fixed.packages == ["pytest-astropy", "pytest-doctestplus"], what
+    assert fixed.python == "3.7" and "pytest-qt>=2" in what
+    # pytest itself crashing (no plugin among the frames): another Python, as before
+    itself = diagnose_tests(failed(INTERNAL_ERROR_IN_A_PLUGIN.split("INTERNALERROR>   File \"/v/lib/python3.7"
+                                                                    "/site-packages/pytestqt")[0], 3),
+                            ["astropy"], "pytest")
+    assert itself.facts == {}

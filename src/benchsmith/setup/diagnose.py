@@ -70,6 +70,11 @@ _MISSING_MODULE = re.compile(
 _MUST_BE_INSTALLED = re.compile(
     r"(?:ImportError|RuntimeError|Exception): ([A-Za-z][\w-]*)(?: version [\w.]+(?: or (?:later|newer))?)?"
     r" (?:must|needs to|has to) be installed")
+# an installed package's frame in pytest's INTERNALERROR traceback: the plugin that crashed it
+_INTERNAL_FRAME = re.compile(r'^INTERNALERROR>\s+File "[^"]*/site-packages/(\w+)/', re.MULTILINE)
+_PYTEST_ITSELF = {"_pytest", "pytest", "pluggy", "py", "_py"}
+# pytest 7 and later: a plugin's pytest_configure raising is one "ERROR:" line, no traceback
+_PLUGIN_CONFIGURE_ERROR = re.compile(r"^ERROR: (?P<plugin>pytest[-_][\w-]+) requires\b", re.MULTILINE)
 # `setup.py develop` resolving setup_requires through easy_install, from the index of today
 _EASY_INSTALL_SEARCH = re.compile(r"^Searching for (?P<name>[A-Za-z0-9][\w.-]*)", re.MULTILINE)
 _EASY_INSTALL_BUILD = re.compile(r"/easy_install-\w+/(?P<name>[A-Za-z][\w.]*?)-\d[\w.]*/setup\.py")
@@ -360,9 +365,14 @@ def diagnose_tests(result: ExecResult, project_packages: list[str], runner: str,
     if "SyntaxError" in out and "site-packages" in out:
         return Diagnosis(category="python", kind="syntax_error_in_dependency",
                          reason="an installed package does not parse on this Python", evidence=log_tail(out))
-    if "INTERNALERROR" in out:
+    configure = _PLUGIN_CONFIGURE_ERROR.search(out)
+    if "INTERNALERROR" in out or configure:
+        plugins = [m for m in _INTERNAL_FRAME.findall(out) if m not in _PYTEST_ITSELF] or (
+            [configure["plugin"]] if configure else [])
         return Diagnosis(category="python", kind="pytest_internal_error",
-                         reason="pytest crashed (often a pytest too old for this Python)",
+                         reason="pytest crashed (often a pytest too old for this Python)"
+                                + (f"; in the plugin {plugins[-1]}" if plugins else ""),
+                         facts={"plugin_modules": [plugins[-1]]} if plugins else {},
                          evidence=log_tail(out))
     groups = failure_groups(out) if runner == "pytest" else (
         bintest_failure_groups(out) if runner == "bintest" else [])

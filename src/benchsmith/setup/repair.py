@@ -55,7 +55,11 @@ from benchsmith.setup.requirement_repairs import (
     repair_own_prerelease,
     repair_yanked,
 )
-from benchsmith.setup.suite_repairs import repair_collection_errors, repair_prepare_step
+from benchsmith.setup.suite_repairs import (
+    repair_collection_errors,
+    repair_crashing_plugin,
+    repair_prepare_step,
+)
 from benchsmith.setup.system_repairs import (
     repair_programs,
     repair_services,
@@ -327,7 +331,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "extra_dependency_build_failed": [repair_extra_dependency],
     "removed_api": [repair_back_from_editable_move, repair_python],
     "syntax_error_in_dependency": [repair_back_from_editable_move, repair_python],
-    "pytest_internal_error": [repair_python],
+    "pytest_internal_error": [repair_crashing_plugin, repair_python],
     "missing_modules": [repair_modules],
     "missing_programs": [repair_programs],
     "build_dependency_missing": [repair_declared_requirements, repair_build_dependency],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path, PurePosixPath
 
@@ -50,3 +51,20 @@ def repair_prepare_step(plan: Plan, diagnosis: Diagnosis, context: RepoContext) 
         return None
     plan.sources.setdefault("prepare", []).append("test output")
     return f"run {'; '.join(added)} after the install (the tests ask for it)"
+
+
+def repair_crashing_plugin(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
+    """pytest crashed inside a plugin the plan installs beside the tests (pytest-qt without a
+    Qt binding, in its ``pytest_configure``): leave that package out."""
+    modules = {_squashed(m) for m in diagnosis.facts.get("plugin_modules", [])}
+    dropped = [p for p in plan.packages if _squashed(re.split(r"[\s;<>=!~\[]", p)[0]) in modules]
+    if not dropped:
+        return None
+    plan.packages = [p for p in plan.packages if p not in dropped]
+    plan.notes.append(f"left out {', '.join(dropped)}: pytest crashed in it")
+    return f"leave out {', '.join(dropped)} (pytest crashed in that plugin)"
+
+
+def _squashed(name: str) -> str:
+    """A distribution or module name without case or separators (pytest-qt, pytestqt)."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
