@@ -440,6 +440,47 @@ def test_an_environment_whose_setup_commit_tests_are_broken_is_validated_at_a_ba
     assert summary["ids"].get("RESOLVED") == ["fixture__calc-7"], summary["ids"]
 
 
+ALTERNATES = """
+
+def test_alternates():
+    # passes on every other run: a flaky test, as sympy's are under hash randomization
+    from pathlib import Path
+
+    counter = Path(__file__).with_name(".alternate-count")
+    runs = int(counter.read_text()) + 1 if counter.exists() else 1
+    counter.write_text(str(runs))
+    assert runs % 2 == 1
+"""
+
+
+@pytest.mark.slow
+def test_a_label_that_differs_once_is_run_again_and_a_flaky_test_is_no_verdict(
+        make_repo, tmp_path: Path) -> None:
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE, TEST_FILE: TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    mirrors = tmp_path / "mirrors"
+    (mirrors / "fixture+calc").mkdir(parents=True)
+    os.symlink(repo.path, mirrors / "fixture+calc" / "repo")
+    row = {"instance_id": "fixture__calc-8", "repo": "fixture/calc", "base_commit": base,
+           "created_at": "2023-05-12T10:00:00Z", "version": "1.0",
+           "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
+           "test_patch": working_diff(repo.path, {TEST_FILE: SPACES_TEST + ALTERNATES}),
+           "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_alternates"]}
+    published = tmp_path / "published.jsonl"
+    published.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "prepared.jsonl"
+    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
+                       "--no-refdb")
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    assert "fixture__calc-8: labels differ; two more runs per side" in prepared.stderr
+    verdict = json.loads(out.read_text())["prepare"]
+    # the first run alone said "fails with the gold patch"; four more runs say flaky
+    assert verdict["pass_to_pass"]["differs"] == {}, verdict
+    assert verdict["pass_to_pass"]["flaky"] == [f"{TEST_FILE}::test_alternates"], verdict
+    assert verdict["fail_to_pass"]["reproduced"] == [f"{TEST_FILE}::test_spaces"]
+    assert verdict["cause"] == "flaky" and verdict["runs"] == 2
+
+
 @pytest.mark.slow
 @pytest.mark.docker
 def test_prepare_on_docker_leaves_instance_images_that_evaluate_uses(make_repo, tmp_path: Path) -> None:

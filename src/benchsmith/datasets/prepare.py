@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from benchsmith.core import BenchsmithError
+from benchsmith.core import BenchsmithError, Plan, Sandbox
 from benchsmith.datasets.formats import DatasetFormat, FormatError, normalise
 from benchsmith.datasets.labels import Cause, LabelCheck, cause_of, check_labels
 from benchsmith.harness import names
@@ -116,6 +116,11 @@ def pin_day(first: TaskInstance, setup_commit_day: str) -> str:
     before its setup commit (whose requirements may need releases newer than that instance)."""
     created = first.created_at[:10]
     return max(created, setup_commit_day[:10]) if created else setup_commit_day[:10]
+
+
+def _differs(verdict: Verdict) -> bool:
+    """True when a published label's outcome differs from the run (not a naming question)."""
+    return bool(verdict.fail_to_pass.differs or verdict.pass_to_pass.differs)
 
 
 def _tests_failed(made: Environment | SetupRecord) -> bool:
@@ -284,11 +289,16 @@ class Preparer:
             network = network_for_tests(sandbox, self.engine.options.sandbox.network,
                                      offline=self.engine.options.offline_tests)
             try:
-                behaviour = run_instance_tests(
-                    sandbox, _keeping_labels(plan_spec(plan, [], self.engine.apt), instance),
-                    instance.patch,
-                    instance.test_patch, runs=self.runs, timeout=self.engine.options.test_timeout_s,
-                    stall_timeout=self.engine.options.stall_timeout_s)
+                behaviour = self._run(sandbox, instance, plan, self.runs)
+                verdict = judge(instance, behaviour)
+                if self.runs == 1 and not behaviour.error and _differs(verdict):
+                    # a label that differs once is run twice more per side: a test whose
+                    # outcome changes (sympy's under hash randomization) is flaky, no verdict
+                    self.progress(f"{instance.instance_id}: labels differ; two more runs per side")
+                    sandbox = sandbox_at(self.engine, environment, plan, checkout)
+                    again = self._run(sandbox, instance, plan, 2)
+                    if not again.error:
+                        behaviour, verdict = again, judge(instance, again)
             finally:
                 sandbox.set_network(True)  # the next instance may reinstall the project
         except BenchsmithError as exc:
@@ -297,9 +307,8 @@ class Preparer:
         if behaviour.error:
             environment.close()  # patches may be half applied: never reuse this sandbox
             return self._failed(item, "error", behaviour.error, setup_commit)
-        verdict = judge(instance, behaviour)
         verdict.fingerprint, verdict.setup_commit = item.fingerprint, setup_commit
-        verdict.runs, verdict.test_network = self.runs, network
+        verdict.runs, verdict.test_network = len(behaviour.after) or self.runs, network
         spec = _keeping_labels(plan_spec(plan, behaviour.test_files, self.engine.apt), instance)
         image, history = None, None
         if environment.record.image:
@@ -320,6 +329,13 @@ class Preparer:
                   "history": history.model_dump(mode="json") if history else None,
                   "prepare": verdict.model_dump(mode="json")}
         return item, verdict, record
+
+    def _run(self, sandbox: Sandbox, instance: TaskInstance, plan: Plan, runs: int) -> Behaviour:
+        """The instance's tests before and after its gold patch, `runs` times per side."""
+        options = self.engine.options
+        return run_instance_tests(sandbox, _keeping_labels(plan_spec(plan, [], self.engine.apt), instance),
+                                  instance.patch, instance.test_patch, runs=runs,
+                                  timeout=options.test_timeout_s, stall_timeout=options.stall_timeout_s)
 
     def _failed(self, item: Published, status: PrepareStatus, reason: str, setup_commit: str,
                 cause: Cause | None = None) -> tuple[Published, Verdict, dict[str, Any]]:
