@@ -115,6 +115,20 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
     return behaviour
 
 
+def reclassified(behaviour: Behaviour, before: list[TestRun], after: list[TestRun]) -> Behaviour:
+    """`behaviour` classified again over more runs of the same tests (`before` and `after`
+    include its own); what it had left out (unportable names, declared flaky tests) stays out."""
+    kept = {*behaviour.FAIL_TO_PASS, *behaviour.PASS_TO_PASS, *behaviour.FAIL_TO_FAIL,
+            *behaviour.PASS_TO_FAIL, *behaviour.flaky}
+    again = classify(before, after)
+    for field in ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"):
+        setattr(again, field, [name for name in getattr(again, field) if name in kept])
+    again.flaky_runs = [test for test in again.flaky_runs if test.name in kept]
+    again.unportable, again.test_files = behaviour.unportable, behaviour.test_files
+    again.tests_s = round(sum(run.duration_s for run in before + after), 3)
+    return again
+
+
 _ERROR_LINE = re.compile(r"\b(?:\w*Error|\w*Exception|error|ERR!|No (?:tests|test files|files) "
                          r"found|Cannot find|not found)\b")
 
