@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,15 @@ def evaluator(repo: Path, tmp_path: Path, mode: str, run_id: str = "run",
 def prediction(instance_id: str, patch: str, model: str = "model") -> Prediction:
     """A prediction in SWE-bench's format."""
     return Prediction(instance_id=instance_id, model_name_or_path=model, model_patch=patch)
+
+
+def published_file(repo: Path, tmp_path: Path, name: str, row: dict[str, object]) -> tuple[Path, Path]:
+    """A published JSONL file of one instance of the repository at `repo`, mirrored as
+    fixture/<name> (its defaults under `row`); (file, mirrors)."""
+    mirrors = tmp_path / "mirrors"
+    (mirrors / f"fixture+{name}").mkdir(parents=True)
+    os.symlink(repo, mirrors / f"fixture+{name}" / "repo")
+    published = tmp_path / "published.jsonl"
+    published.write_text(json.dumps({"repo": f"fixture/{name}", "created_at": "2023-05-15T10:00:00Z",
+                                     "version": "0.1", "problem_statement": "spaces", **row}) + "\n")
+    return published, mirrors

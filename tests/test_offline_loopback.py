@@ -7,7 +7,6 @@ from __future__ import annotations
 import http.client
 import http.server
 import json
-import os
 import socket
 import threading
 import urllib.error
@@ -22,7 +21,7 @@ from benchsmith.sandbox.config import LocalSandboxConfig
 from benchsmith.sandbox.local import LocalSandbox
 from benchsmith.sandbox.loopback_proxy import is_loopback, loopback_proxy
 
-from .evaluation_fixture import working_diff
+from .evaluation_fixture import published_file, working_diff
 from .test_cli_batch import run_cli
 
 PYPROJECT = """
@@ -147,17 +146,13 @@ def test_prepare_and_evaluate_agree_on_a_suite_that_passes_proxies_itself(
         make_repo: Any, tmp_path: Path) -> None:
     repo = make_repo("pinger", {"pyproject.toml": PYPROJECT, CODE_FILE: CODE, TEST_FILE: TESTS})
     base = repo.commit({"README.md": "pinger\n"}, date="2023-06-10T12:00:00+00:00")
-    mirrors = tmp_path / "mirrors"
-    (mirrors / "fixture+pinger").mkdir(parents=True)
-    os.symlink(repo.path, mirrors / "fixture+pinger" / "repo")
-    row = {"instance_id": "fixture__pinger-1", "repo": "fixture/pinger", "base_commit": base,
-           "version": "0.1", "created_at": "2023-06-12T10:00:00Z", "problem_statement": "shout",
-           "patch": working_diff(repo.path, {CODE_FILE: FIXED}),
-           "test_patch": working_diff(repo.path, {TEST_FILE: NEW_TEST}),
-           "FAIL_TO_PASS": [f"{TEST_FILE}::test_shout"],
-           "PASS_TO_PASS": [f"{TEST_FILE}::test_fetch_local"]}
-    published = tmp_path / "published.jsonl"
-    published.write_text(json.dumps(row) + "\n")
+    published, mirrors = published_file(repo.path, tmp_path, "pinger", {
+        "instance_id": "fixture__pinger-1", "base_commit": base, "version": "0.1",
+        "created_at": "2023-06-12T10:00:00Z", "problem_statement": "shout",
+        "patch": working_diff(repo.path, {CODE_FILE: FIXED}),
+        "test_patch": working_diff(repo.path, {TEST_FILE: NEW_TEST}),
+        "FAIL_TO_PASS": [f"{TEST_FILE}::test_shout"],
+        "PASS_TO_PASS": [f"{TEST_FILE}::test_fetch_local"]})
     out = tmp_path / "prepared.jsonl"
     prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
                        "--refdb", str(tmp_path / "ref.sqlite"))

@@ -13,7 +13,15 @@ from benchsmith.core import TestStatus
 from benchsmith.datasets.labels import cause_of, check_labels
 from benchsmith.harness.names import match, status_of
 
-from .evaluation_fixture import CODE, CODE_FILE, PARSE_FIXED, TEST_FILE, TESTS, working_diff
+from .evaluation_fixture import (
+    CODE,
+    CODE_FILE,
+    PARSE_FIXED,
+    TEST_FILE,
+    TESTS,
+    published_file,
+    working_diff,
+)
 from .test_cli_batch import one_line_error, run_cli
 from .test_mining_build import assert_loads_with_swebench
 from .test_setup_engine import PYPROJECT_TEST_EXTRA
@@ -416,15 +424,10 @@ def test_an_environment_whose_setup_commit_tests_are_broken_is_validated_at_a_ba
     test_patch = working_diff(repo.path, {TEST_FILE: WORDS_TESTS + SPACES_TEST[len(WORDS_TESTS):]})
     setup = repo.commit({TEST_FILE: 'raise RuntimeError("broken at this commit")\n' + TESTS},
                         date="2023-05-20T12:00:00+00:00")
-    mirrors = tmp_path / "mirrors"
-    (mirrors / "fixture+calc").mkdir(parents=True)
-    os.symlink(repo.path, mirrors / "fixture+calc" / "repo")
-    row = {"instance_id": "fixture__calc-7", "repo": "fixture/calc", "base_commit": base,
-           "environment_setup_commit": setup, "created_at": "2023-05-12T10:00:00Z",
-           "patch": patch, "test_patch": test_patch,
-           "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]}
-    published = tmp_path / "published.jsonl"
-    published.write_text(json.dumps(row) + "\n")
+    published, mirrors = published_file(repo.path, tmp_path, "calc", {
+        "instance_id": "fixture__calc-7", "base_commit": base, "environment_setup_commit": setup,
+        "created_at": "2023-05-12T10:00:00Z", "patch": patch, "test_patch": test_patch,
+        "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]})
     out = tmp_path / "prepared.jsonl"
     prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
                        "--no-refdb", "--max-iterations", "1")
@@ -456,16 +459,11 @@ def test_a_label_that_differs_once_is_run_again_and_a_flaky_test_is_no_verdict(
         make_repo, tmp_path: Path) -> None:
     repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE, TEST_FILE: TESTS})
     base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
-    mirrors = tmp_path / "mirrors"
-    (mirrors / "fixture+calc").mkdir(parents=True)
-    os.symlink(repo.path, mirrors / "fixture+calc" / "repo")
-    row = {"instance_id": "fixture__calc-8", "repo": "fixture/calc", "base_commit": base,
-           "created_at": "2023-05-12T10:00:00Z", "version": "1.0",
-           "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
-           "test_patch": working_diff(repo.path, {TEST_FILE: SPACES_TEST + ALTERNATES}),
-           "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_alternates"]}
-    published = tmp_path / "published.jsonl"
-    published.write_text(json.dumps(row) + "\n")
+    published, mirrors = published_file(repo.path, tmp_path, "calc", {
+        "instance_id": "fixture__calc-8", "base_commit": base, "created_at": "2023-05-12T10:00:00Z",
+        "version": "1.0", "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
+        "test_patch": working_diff(repo.path, {TEST_FILE: SPACES_TEST + ALTERNATES}),
+        "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_alternates"]})
     out = tmp_path / "prepared.jsonl"
     prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
                        "--no-refdb")

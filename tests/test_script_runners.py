@@ -7,7 +7,6 @@ by the producers' rules)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from datetime import date
 from pathlib import Path
@@ -25,7 +24,7 @@ from benchsmith.setup.planner import RulePlanner
 from benchsmith.setup.pyversion import choose_python
 
 from .conftest import PIN_DATE
-from .evaluation_fixture import working_diff
+from .evaluation_fixture import published_file, working_diff
 from .script_runner_fixture import (
     BIN_TEST,
     COUNT,
@@ -182,16 +181,6 @@ def test_the_bin_test_parser_reads_every_status_and_the_failure_sections() -> No
     assert "2 x AssertionError (e.g. " in failing.reason, failing.reason
 
 
-def _published(repo: Path, tmp_path: Path, name: str, row: dict[str, object]) -> tuple[Path, Path]:
-    mirrors = tmp_path / "mirrors"
-    (mirrors / f"fixture+{name}").mkdir(parents=True)
-    os.symlink(repo, mirrors / f"fixture+{name}" / "repo")
-    published = tmp_path / "published.jsonl"
-    published.write_text(json.dumps({"repo": f"fixture/{name}", "created_at": "2023-05-15T10:00:00Z",
-                                     "version": "0.1", "problem_statement": "spaces", **row}) + "\n")
-    return published, mirrors
-
-
 def _prepare_and_evaluate(published: Path, mirrors: Path, tmp_path: Path, *backend: str) -> dict:  # type: ignore[type-arg]
     out = tmp_path / "prepared.jsonl"
     prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
@@ -211,7 +200,7 @@ def _shelving_instance(make_repo, tmp_path: Path) -> tuple[Path, Path]:  # type:
     repo = make_repo("shelving", SHELVING_FILES)
     base = repo.commit({"README.md": "shelving\n"}, date="2023-05-10T12:00:00+00:00")
     # published in Django's parser's naming: "method (module.Class)", or a docstring's first line
-    return _published(repo.path, tmp_path, "shelving", {
+    return published_file(repo.path, tmp_path, "shelving", {
         "instance_id": "fixture__shelving-1", "base_commit": base,
         "patch": working_diff(repo.path, {"src/shelving/__init__.py": SHELVE_FIXED}),
         "test_patch": working_diff(repo.path, {TITLES: TITLES_TESTS_NEW}),
@@ -247,7 +236,7 @@ def test_a_bin_test_project_validates_and_its_published_instance_reproduces(make
     assert (last.tests.get("PASSED"), last.tests.get("XFAIL"), last.tests.get("SKIPPED")) == (3, 1, 1), last.tests
     assert "python bin/test -C --verbose --seed 1" in last.commands[-1].command
     # published in the producer's naming: the bare function names its runner prints
-    published, mirrors = _published(repo.path, tmp_path, "tallies", {
+    published, mirrors = published_file(repo.path, tmp_path, "tallies", {
         "instance_id": "fixture__tallies-1", "base_commit": base,
         "patch": working_diff(repo.path, {"tallies/__init__.py": TALLY_FIXED}),
         "test_patch": working_diff(repo.path, {COUNT: COUNT_TESTS_NEW}),

@@ -4,6 +4,7 @@ collection errors: what a run that falls short says about the next thing to repa
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
@@ -62,24 +63,29 @@ def _error_of(message: str, details: str) -> str:
 def failure_groups(output: str) -> list[FailureGroup]:
     """The failing tests of a pytest run grouped by error, largest group first."""
     details = failure_details(output)
-    groups: dict[str, FailureGroup] = {}
-    for test, message in failure_messages(output).items():
-        key = normalise(_error_of(message, details.get(test, "")))
-        if key in groups:
-            groups[key].count += 1
-        else:
-            groups[key] = FailureGroup(error=key, count=1, example=test)
-    return sorted(groups.values(), key=lambda g: -g.count)
+    return _grouped((test, _error_of(message, details.get(test, "")))
+                    for test, message in failure_messages(output).items())
 
 
 def bintest_failure_groups(output: str) -> list[FailureGroup]:
     """The failing tests of a `bin/test` run grouped by error: the last exception line of each
     failure's traceback section."""
+    return _grouped((test, _last_exception(text))
+                    for test, text in bintest_failure_messages(output).items())
+
+
+def _last_exception(text: str) -> str:
+    """A traceback section's last exception line, else its last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if _EXCEPTION.match(line)),
+                lines[-1] if lines else "unknown error")
+
+
+def _grouped(errors: Iterable[tuple[str, str]]) -> list[FailureGroup]:
+    """(test, error) pairs grouped by the normalised error, largest group first; each group's
+    example is its first test."""
     groups: dict[str, FailureGroup] = {}
-    for test, text in bintest_failure_messages(output).items():
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        error = next((line for line in reversed(lines) if _EXCEPTION.match(line)),
-                     lines[-1] if lines else "unknown error")
+    for test, error in errors:
         key = normalise(error)
         if key in groups:
             groups[key].count += 1

@@ -77,18 +77,24 @@ def _backend_of_the_date(plan: Plan, context: RepoContext) -> None:
         allow_build_tool(plan, "setuptools", floor)
 
 
+def _into_develop(plan: Plan) -> None:
+    """The project installed by `setup.py develop`, linked in place: not editable, and no
+    longer the second lever's checkout on the path."""
+    plan.develop, plan.editable = True, False
+    plan.env.pop("PYTHONPATH", None)
+    plan.notes = [n for n in plan.notes if n != SOURCES_ON_PATH]
+
+
 def _develop(plan: Plan, context: RepoContext) -> str | None:
     """Lever 3: `setup.py develop` with the project's own build requirements of that date."""
     if "setup.py" not in context.root_files or plan.develop:
         return None
     # the dependencies' metadata is still built in isolation (by a backend that has the hooks
     # uv calls); the project's own build requirements of that date drive `develop`
-    plan.develop, plan.editable = True, False
+    _into_develop(plan)
     wanted = [r for r in context.build_requires if r] or ["setuptools"]
     keys = {requirement_key(r) for r in wanted}
     plan.build_requirements = wanted + [r for r in ("setuptools", "wheel") if r not in keys]
-    plan.env.pop("PYTHONPATH", None)
-    plan.notes = [n for n in plan.notes if n != SOURCES_ON_PATH]
     return "install the project with the legacy `setup.py develop` (linked in place, extensions built)"
 
 
@@ -101,7 +107,8 @@ def repair_develop_as_script(plan: Plan, diagnosis: Diagnosis, context: RepoCont
     if (not diagnosis.facts.get("own_import") or "setup.py" not in context.root_files
             or plan.develop_declared):
         return None
-    plan.develop, plan.develop_declared, plan.editable = True, True, False
+    _into_develop(plan)
+    plan.develop_declared = True
     declared = [h.value for h in context.install_requires]
     declared += [r for extra in plan.extras for r in context.extras.get(extra, [])]
     plan.packages = list(dict.fromkeys([*plan.packages, *declared]))
@@ -110,8 +117,6 @@ def repair_develop_as_script(plan: Plan, diagnosis: Diagnosis, context: RepoCont
     keys = {requirement_key(r) for r in plan.build_requirements}
     plan.build_requirements += [r for r in dict.fromkeys(
         [*(r for r in context.build_requires if r), "setuptools", "wheel"]) if requirement_key(r) not in keys]
-    plan.env.pop("PYTHONPATH", None)
-    plan.notes = [n for n in plan.notes if n != SOURCES_ON_PATH]
     return (f"setup.py imports {diagnosis.facts['own_import'][0]}, which fails outside setup.py "
             "run as a script: install the declared dependencies, then `setup.py develop`")
 
