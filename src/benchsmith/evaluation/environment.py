@@ -21,7 +21,13 @@ from benchsmith.core import BenchsmithError, History, Sandbox
 from benchsmith.evaluation.prepared import check_out, prepared_environment_key
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
 from benchsmith.harness.history import seal
-from benchsmith.harness.prepare import install_env, move_to, network_for_tests, prepare_sandbox
+from benchsmith.harness.prepare import (
+    install_env,
+    move_to,
+    network_for_tests,
+    prepare_sandbox,
+    reinstall_between,
+)
 from benchsmith.harness.worktree import PATCH_DIR, Worktree
 from benchsmith.instance import TaskInstance
 from benchsmith.sandbox.config import SandboxConfig
@@ -152,7 +158,9 @@ class Environments:
         try:
             if at != instance.base_commit and instance.reinstall:
                 # the environment as built at its setup commit, the project at base_commit
-                move_to(sandbox, instance.base_commit, instance.reinstall,
+                reinstall = reinstall_between(instance.reinstall, checkout.git_dir, at,
+                                              instance.base_commit)
+                move_to(sandbox, instance.base_commit, reinstall,
                         install_env(instance.python, pin), self.timeout)
             history = seal(sandbox, instance.base_commit, f"{instance.instance_id}'s checkout")
         except BaseException:

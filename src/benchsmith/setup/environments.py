@@ -12,7 +12,7 @@ from typing import TypeVar
 from benchsmith.core import BenchsmithError, History, Plan, Sandbox
 from benchsmith.harness.checkout import Checkout, git, materialize
 from benchsmith.harness.history import seal_dir
-from benchsmith.harness.prepare import install_env, move_to, prepare_sandbox
+from benchsmith.harness.prepare import install_env, move_to, prepare_sandbox, reinstall_between
 from benchsmith.harness.render import render_reinstall
 from benchsmith.harness.vendored import vendor
 from benchsmith.sandbox.tools import scratch_dir
@@ -85,7 +85,9 @@ def sandbox_at(engine: SetupEngine, environment: Environment, plan: Plan, checko
         sandbox = environment.sandbox
         same = environment.sandbox_commit == checkout.commit
         try:
-            move_to(sandbox, checkout.commit, None if same else render_reinstall(plan),
+            reinstall = None if same else reinstall_between(
+                render_reinstall(plan), checkout.git_dir, environment.sandbox_commit, checkout.commit)
+            move_to(sandbox, checkout.commit, reinstall,
                     install_env(plan.python, plan.exclude_newer, plan.exclude_newer_packages), 900)
         except BenchsmithError:
             environment.close()
