@@ -8,7 +8,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from benchsmith.datasets.prepare import Verdict
+from benchsmith.datasets.verdict import Verdict
 from benchsmith.datasets.prepare_summary import summarize
 
 

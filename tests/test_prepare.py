@@ -522,3 +522,38 @@ def test_django_docstring_names_are_the_tests_that_printed_them() -> None:
     assert status_of("Documentation pages render.", statuses, described) == P
     assert match("A staff user can log in.", statuses, described)[1] == "ambiguous: docstring"
     assert status_of("A staff user can log in.", statuses, described) is None
+
+
+@pytest.mark.slow
+def test_an_instance_older_than_its_groups_python_gets_an_environment_of_its_own(
+        make_repo, tmp_path: Path) -> None:
+    # The base commit imports an ABC from `collections`, gone in Python 3.10; the environment
+    # commit, two years on, gets a Python of its date, where the base commit's code cannot
+    # import. The instance is set up again alone, at its base commit, with a Python of its date.
+    old = "from collections import Mapping\n\n" + CODE
+    pyproject = PYPROJECT_TEST_EXTRA.replace('">=3.8"', '">=3.7"')
+    repo = make_repo("calc", {"pyproject.toml": pyproject, CODE_FILE: old, TEST_FILE: TESTS},
+                     date="2020-06-01T12:00:00+00:00")
+    base = repo.commit({"README.md": "calc\n"}, date="2020-06-10T12:00:00+00:00")
+    patch = working_diff(repo.path, {CODE_FILE: old.replace(CODE, PARSE_FIXED)})
+    test_patch = working_diff(repo.path, {TEST_FILE: SPACES_TEST})
+    setup = repo.commit({CODE_FILE: CODE.replace("def parse", "from collections.abc import Mapping"
+                                                 "\n\n\ndef parse")},
+                        date="2022-11-20T12:00:00+00:00")
+    published, mirrors = published_file(repo.path, tmp_path, "calc", {
+        "instance_id": "fixture__calc-10", "base_commit": base, "environment_setup_commit": setup,
+        "created_at": "2020-06-15T10:00:00Z", "patch": patch, "test_patch": test_patch,
+        "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]})
+    out = tmp_path / "prepared.jsonl"
+    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
+                       "--no-refdb")
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    assert "labels not reproduced on a Python newer than the instance" in prepared.stderr, prepared.stderr[-3000:]
+    record = json.loads(out.read_text())
+    assert record["prepare"]["status"] == "reproduced", record["prepare"]
+    assert record["prepare"]["setup_commit"] == base and record["python"] in ("3.7", "3.8")
+    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mirrors",
+                        str(mirrors), "--run-id", "gold", "--out", str(tmp_path / "runs"))
+    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+    summary = json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]
+    assert summary["ids"].get("RESOLVED") == ["fixture__calc-10"], summary["ids"]

@@ -7,14 +7,16 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
+from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from benchsmith.core import BenchsmithError, Plan, Sandbox
 from benchsmith.datasets.formats import DatasetFormat, FormatError, normalise
-from benchsmith.datasets.labels import Cause, LabelCheck, cause_of, check_labels
+from benchsmith.datasets.labels import Cause, LabelCheck
+from benchsmith.datasets.verdict import FAILED_STATUSES, PrepareStatus, Verdict, judge
 from benchsmith.harness import names
 from benchsmith.harness.behaviour import Behaviour, reclassified, run_instance_tests
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
@@ -22,7 +24,9 @@ from benchsmith.harness.jsonl import JsonlWriter, Resume, read_records, records_
 from benchsmith.harness.patches import runnable_test_files
 from benchsmith.harness.prepare import network_for_tests
 from benchsmith.harness.render import plan_spec, render_reinstall, render_spec
-from benchsmith.instance import FlakyTest, TaskInstance, TestSpec
+from benchsmith.instance import TaskInstance, TestSpec
+from benchsmith.sandbox.config import make_sandbox
+from benchsmith.sandbox.pythons import version_key
 from benchsmith.sandbox.store import make_prepared_store, prepared_key
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.environments import (
@@ -33,10 +37,9 @@ from benchsmith.setup.environments import (
     sandbox_at,
     set_up,
 )
+from benchsmith.setup.pyversion import RELEASE_DATES
 from benchsmith.setup.record import SetupRecord
 
-PrepareStatus = Literal["reproduced", "fail_to_pass_reproduced", "differs", "setup_failed", "error"]
-FAILED_STATUSES = ("setup_failed", "error")  # no verdict on the labels
 _REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch")
 
 
@@ -47,25 +50,6 @@ class Published(BaseModel):
     raw: dict[str, Any]  # in SWE-bench's shape (converted from its own format)
     fingerprint: str
     format: DatasetFormat = "swe-bench"
-
-
-class Verdict(BaseModel):
-    """What `prepare` found for one instance (the `prepare` field of its output record)."""
-
-    status: PrepareStatus
-    reason: str = ""
-    cause: Cause | None = None  # why its labels were not all reproduced (None: they were)
-    fingerprint: str = ""
-    setup_commit: str = ""
-    environment: str = ""  # the environment image, or the setup commit it was validated at
-    fail_to_pass: LabelCheck = Field(default_factory=LabelCheck)
-    pass_to_pass: LabelCheck = Field(default_factory=LabelCheck)
-    runs: int = 1  # test runs per side (before/after the gold patch)
-    test_network: str = ""  # the network the label runs had (as `evaluate` gives the tests)
-    flaky: list[FlakyTest] = Field(default_factory=list)  # outcome changed between runs: no label
-    instance_s: float = 0.0  # this instance's checkout, install and test runs
-    tests_s: float = 0.0  # of which its test runs (before and after the gold patch)
-    environment_s: float = 0.0  # setting its group's environment up (once for the group)
 
 
 def read_published(path: Path) -> tuple[list[Published], list[str]]:
@@ -123,6 +107,24 @@ def _differs(verdict: Verdict) -> bool:
     return bool(verdict.fail_to_pass.differs or verdict.pass_to_pass.differs)
 
 
+def _python_after(plan: Plan, instance: TaskInstance, available: list[str]) -> bool:
+    """True when `plan`'s Python came out after the instance's own date, and one of the
+    `available` Python 3 versions, older, had come out by then."""
+    if plan.node is not None or not instance.created_at or plan.python not in RELEASE_DATES:
+        return False
+    day = date.fromisoformat(instance.created_at[:10])
+    return RELEASE_DATES[plan.python] > day and any(
+        (3, 0) <= version_key(v) < version_key(plan.python) and RELEASE_DATES.get(v, day) < day
+        for v in available)
+
+
+def _reproduced(verdict: Verdict) -> int:
+    """How many of the instance's labels `verdict` reproduced (none when it has no verdict)."""
+    if verdict.status in FAILED_STATUSES:
+        return -1
+    return len(verdict.fail_to_pass.reproduced) + len(verdict.pass_to_pass.reproduced)
+
+
 def _tests_failed(made: Environment | SetupRecord) -> bool:
     """True when a setup's last round installed and ran the tests, and too few passed."""
     last = made.iterations[-1] if isinstance(made, SetupRecord) and made.iterations else None
@@ -167,6 +169,7 @@ class Preparer:
             engine.options.sandbox = self.kept.sandbox_config()
         self.progress = progress or (lambda message: None)
         self.on_record = on_record or (lambda published, verdict: None)
+        self._available: list[str] | None = None
 
     def prepare(self, published: list[Published], out: Path, jobs: int = 1,
                 resume: Resume | None = None) -> list[Verdict]:
@@ -256,9 +259,49 @@ class Preparer:
             for item in items:
                 if self.engine.cancelled.is_set():
                     raise KeyboardInterrupt
-                yield self._instance(item, made, source, setup_commit)
+                found = self._instance(item, made, source, setup_commit)
+                if found[1].status in ("differs", "fail_to_pass_reproduced") and _python_after(
+                        made.plan, item.instance, self._pythons()):
+                    found = self._alone(item, source, found)
+                yield found
         finally:
             made.close()
+
+    def _pythons(self) -> list[str]:
+        """The Python versions the backend has (asked once)."""
+        if self._available is None:
+            probe = make_sandbox(self.engine.options.sandbox)
+            try:
+                self._available = list(probe.available_pythons())
+            finally:
+                probe.close()
+        return self._available
+
+    def _alone(self, item: Published, source: str, found: tuple[Published, Verdict, dict[str, Any]]
+               ) -> tuple[Published, Verdict, dict[str, Any]]:
+        """An instance whose labels are not all reproduced in its group's environment, whose
+        Python came out after the instance's date, in an environment of its own: set up at its
+        base commit and date, with a Python of then (old code may not run on a newer one: an
+        ABC gone from `collections`, a warning the suite turns into an error). Kept when it
+        reproduces more labels."""
+        instance = item.instance
+        day = pin_day(instance, resolve(source, rev=instance.base_commit).pin_date)
+        self.progress(f"{instance.instance_id}: labels not reproduced on a Python newer than the instance; "
+                      f"an environment of its own at {instance.base_commit[:12]} pinned to {day}")
+        made = set_up(self.engine, source, instance.base_commit, day, instance.repo,
+                      focus=runnable_test_files(instance.test_patch, instance.language))
+        if not isinstance(made, Environment):
+            return found
+        try:
+            self._keep(made, instance.repo)
+            again = self._instance(item, made, source, instance.base_commit)
+        finally:
+            made.close()
+        better = _reproduced(again[1]) > _reproduced(found[1])
+        self.progress(f"{instance.instance_id}: on Python {made.plan.python}, "
+                      f"{_reproduced(again[1])} label(s) reproduced against {_reproduced(found[1])}"
+                      + ("; kept" if better else "; the group's verdict stays"))
+        return again if better else found
 
     def _keep(self, environment: Environment, repo: str) -> None:
         """Keep the validated environment (still at its setup commit) for `evaluate`, under
@@ -355,42 +398,3 @@ class Preparer:
                           fail_to_pass=LabelCheck(total=len(labels.FAIL_TO_PASS)),
                           pass_to_pass=LabelCheck(total=len(labels.PASS_TO_PASS)), runs=self.runs)
         return item, verdict, {**item.raw, "prepare": verdict.model_dump(mode="json")}
-
-
-def judge(instance: TaskInstance, behaviour: Behaviour) -> Verdict:
-    """Compare the published labels with the runs before and after the gold patch; a label
-    whose outcome changed between runs is flaky, reproduced or not."""
-    before = _consistent(behaviour, "before")
-    after = _consistent(behaviour, "after")
-    hung = {name for run in behaviour.before + behaviour.after for name in run.hung}
-    # a test that failed trying to reach another host says nothing about the gold patch
-    network = {name for run in behaviour.after for name in run.needs_network}
-    described: dict[str, list[str]] = {}
-    for run in behaviour.before + behaviour.after:
-        for line, tests in run.described.items():
-            described[line] = list(dict.fromkeys(described.get(line, []) + tests))
-    f2p = check_labels(instance.FAIL_TO_PASS, before, after, must_fail_before=True, hung=hung,
-                       needs_network=network, flaky=behaviour.flaky, described=described)
-    p2p = check_labels(instance.PASS_TO_PASS, before, after, must_fail_before=False, hung=hung,
-                       needs_network=network, flaky=behaviour.flaky, described=described)
-    if f2p.all_reproduced and p2p.all_reproduced:
-        status: PrepareStatus = "reproduced"
-    elif f2p.all_reproduced:
-        status = "fail_to_pass_reproduced"
-    else:
-        status = "differs"
-    reason = "; ".join(
-        f"{label}: {len(c.differs)} differ, {len(c.not_found)} not found, "
-        f"{len(c.ambiguous)} ambiguous, {len(c.hung)} hung, {len(c.needs_network)} need the network, {len(c.flaky)} flaky"
-        for label, c in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p)) if not c.all_reproduced)
-    return Verdict(status=status, reason=reason, fail_to_pass=f2p, pass_to_pass=p2p,
-                   flaky=behaviour.flaky_runs, cause=cause_of((f2p, p2p)))
-
-
-def _consistent(behaviour: Behaviour, side: str) -> dict[str, Any]:
-    """A side's statuses; a test whose status changed between runs counts as neither."""
-    runs = getattr(behaviour, side)
-    statuses = dict(runs[0].statuses) if runs else {}
-    for name in behaviour.flaky:
-        statuses.pop(name, None)
-    return statuses

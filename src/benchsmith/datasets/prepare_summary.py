@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from benchsmith.datasets.prepare import FAILED_STATUSES, Verdict
+from benchsmith.datasets.verdict import FAILED_STATUSES, Verdict
 
 
 class PrepareSummary(BaseModel):
