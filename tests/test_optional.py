@@ -46,6 +46,43 @@ def test_skip_reasons_name_requirements_of_the_projects_extras_only() -> None:
                                  PLAN) == ["sparse", "netcdf4"]
 
 
+
+DECORATED = """
+import pytest
+from . import requires_pint_0_15, requires_scipy_or_netCDF4
+
+
+class TestVariable:
+    @pytest.mark.slow
+    @requires_pint_0_15(reason="Need __dask_tokenize__")
+    def test_tokenize_duck_dask_array(self):
+        pass
+
+    @requires_scipy_or_netCDF4
+    def test_to_netcdf(self):
+        pass
+
+    def test_plain(self):
+        pass
+"""
+
+
+def test_a_skipped_tests_requires_decorator_names_what_its_reason_does_not(tmp_path: Path) -> None:
+    (tmp_path / "xr" / "tests").mkdir(parents=True)
+    (tmp_path / "xr" / "tests" / "test_dask.py").write_text(DECORATED)
+    # the decorated function's first line (Python 3.8+), its def, an absolute path; a plain test
+    summary = ("SKIPPED [2] xr/tests/test_dask.py:7: Need __dask_tokenize__\n"
+               f"SKIPPED [1] {tmp_path}/xr/tests/test_dask.py:13: could not import\n"
+               "SKIPPED [1] xr/tests/test_dask.py:16: no reason\n"
+               "SKIPPED [1] xr/tests/gone.py:3: elsewhere\n")
+    reasons = skip_reasons([summary], tmp_path)
+    assert reasons == ["Need __dask_tokenize__", "requires pint", "could not import",
+                       "requires scipy or netCDF4", "no reason", "elsewhere"]
+    assert skip_reasons([summary]) == ["Need __dask_tokenize__", "could not import", "no reason", "elsewhere"]
+    conda = RepoContext(conda_packages=["numpy", "pint", "scipy", "dask"])
+    assert optional_requirements(reasons, conda, PLAN) == ["pint", "scipy"]
+
+
 PYPROJECT = """
 [build-system]
 requires = ["setuptools>=61"]

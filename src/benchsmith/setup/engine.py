@@ -343,7 +343,7 @@ class SetupEngine:
                 note_collection_errors(iteration, [r.output for r in outputs])
             if iteration.validated and focus and origin != "optional" and plan.ecosystem == "python":
                 iteration.optional = optional_requirements(
-                    skip_reasons([r.output for r in outputs]), context, plan)
+                    skip_reasons([r.output for r in outputs], host_repo), context, plan)
             if (iteration.validated and snapshot and self.options.commit_images
                     and self.options.sandbox.snapshots):
                 self._snapshot(sandbox, checkout, iteration)

@@ -12,6 +12,7 @@ bring in an arbitrary package.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -20,12 +21,46 @@ from benchsmith.core import Plan
 from benchsmith.setup.context_model import RepoContext
 
 # pytest -rap's summary: "SKIPPED [2] tests/test_x.py:12: requires ephem"
-_SKIP = re.compile(r"^SKIPPED \[\d+\] \S+?:\d+: (?P<reason>.+?)\s*$", re.MULTILINE)
+_SKIP = re.compile(r"^SKIPPED \[\d+\] (?P<path>\S+?):(?P<line>\d+): (?P<reason>.+?)\s*$", re.MULTILINE)
+# a skip decorator named for what the test needs: xarray's `@requires_pint_0_15(...)`
+_REQUIRES = re.compile(r"^\s*@(?:\w+\.)*requires_(?P<what>\w+)")
 
 
-def skip_reasons(outputs: list[str]) -> list[str]:
-    """The distinct skip reasons of pytest's summaries in `outputs`."""
-    return list(dict.fromkeys(m["reason"] for out in outputs for m in _SKIP.finditer(out)))
+def skip_reasons(outputs: list[str], repo: Path | None = None) -> list[str]:
+    """The distinct skip reasons of pytest's summaries in `outputs`; with the checkout `repo`,
+    also "requires X" for each `@requires_X...` decorator of a skipped test, whose own reason
+    may not name it (xarray: `@requires_pint_0_15(reason="Need __dask_tokenize__")`)."""
+    reasons: list[str] = []
+    for out in outputs:
+        for found in _SKIP.finditer(out):
+            reasons.append(found["reason"])
+            if repo is not None:
+                reasons += _decorators(repo, found["path"], int(found["line"]))
+    return list(dict.fromkeys(reasons))
+
+
+def _decorators(repo: Path, path: str, line: int) -> list[str]:
+    """"requires X Y" for the `@requires_X_Y_1_0` decorators of the function that starts at
+    `line` of `path` (its first decorator's line, or its def's), version parts left out."""
+    parts = Path(path).parts
+    # an absolute path in the summary: the shortest tail of it that is in the checkout
+    file = next((repo.joinpath(*parts[i:]) for i in range(len(parts) - 1, -1, -1)
+                 if repo.joinpath(*parts[i:]).is_file()), None) if Path(path).is_absolute() else repo / path
+    try:
+        lines = file.read_text(errors="replace").splitlines() if file else []
+    except OSError:
+        return []
+    start = line - 1
+    while 0 < start < len(lines) and lines[start - 1].lstrip().startswith("@"):
+        start -= 1  # the reported line was the def: its decorators are above it
+    wanted: list[str] = []
+    for text in lines[start:start + 12]:
+        if text.lstrip().startswith(("def ", "async def ", "class ")):
+            break
+        if found := _REQUIRES.match(text):
+            words = [w for w in found["what"].split("_") if w and not w.isdigit()]
+            wanted.append(" ".join(["requires", *words]))
+    return wanted
 
 
 def _name(requirement: str) -> str | None:
