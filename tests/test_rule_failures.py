@@ -409,3 +409,27 @@ def test_a_small_suite_is_widened_in_a_real_setup(make_repo, tmp_path: Path) -> 
     assert first.tests.get("PASSED") == 2 and second.origin == "small suite"
     assert record.tests.PASSED == 26
     assert record.plan is not None and "models.py" in record.plan.ini_overrides["python_files"]
+
+
+def test_going_back_from_python_37_keeps_what_the_build_was_found_to_need() -> None:
+    # astropy 2017: 3.6 moved to 3.7 for an editable install, the build found to need numpy
+    # (imported by setup.py, declared nowhere), then numpy of the date failing on 3.7: back to
+    # 3.6 without -e, and numpy is still installed before a build without isolation.
+    from benchsmith.core import Diagnosis, Plan
+    from benchsmith.setup.context_model import RepoContext
+    from benchsmith.setup.editable_repairs import MOVED_FOR_EDITABLE, repair_back_from_editable_move
+
+    context = RepoContext(build_requires=["setuptools", "wheel"])
+    failed = Diagnosis(category="python", kind="python_incompatible", reason="numpy does not build")
+    learned = Plan(python="3.7", exclude_newer="2017-12-21T00:00:00Z", editable=True,
+                   build_isolation=False, build_requirements=["numpy", "setuptools", "wheel"],
+                   sources={MOVED_FOR_EDITABLE: ["3.6"]})
+    repair = repair_back_from_editable_move(learned, failed, context)
+    assert repair is not None and "without isolation after installing numpy" in repair, repair
+    assert learned.python == "3.6" and not learned.editable and not learned.build_isolation
+    assert learned.build_requirements == ["numpy", "setuptools", "wheel"]
+    # only the build tools (what isolation installs anyway): built in isolation again
+    tools = learned.model_copy(update={"python": "3.7", "editable": True, "build_requirements": [
+        "setuptools", "wheel"], "sources": {MOVED_FOR_EDITABLE: ["3.6"]}, "env": {}, "notes": []})
+    assert "built in isolation" in (repair_back_from_editable_move(tools, failed, context) or "")
+    assert tools.build_isolation and tools.build_requirements == []

@@ -47,16 +47,23 @@ def _newer_backend(plan: Plan, context: RepoContext) -> str | None:
 
 def _sources_on_path(plan: Plan, context: RepoContext) -> str:
     """Lever 2: a wheel built in isolation, as the project's build requirements say, and the
-    checkout first on the path."""
-    plan.build_isolation, plan.build_requirements = True, []
+    checkout first on the path. A package an earlier round found the build needs beyond
+    those (numpy, imported by astropy's setup.py and declared nowhere) is still installed
+    first, and the build then stays without isolation."""
+    declared = {requirement_key(r) for r in context.build_requires if r}
+    tools = {backend_distribution(context), "setuptools", "wheel"}
+    learned = [r for r in plan.build_requirements if requirement_key(r) not in declared | tools]
+    if not learned:
+        plan.build_isolation, plan.build_requirements = True, []
     plan.editable = False
     _backend_of_the_date(plan, context)
     path = "src" if "src" in context.root_dirs else "."
     plan.env["PYTHONPATH"] = path
     plan.notes.append(SOURCES_ON_PATH)
     plan.sources.setdefault("install", []).append("no PEP 660 editable hooks at the date")
-    return (f"install the project without -e, built in isolation as its build requirements say, "
-            f"with PYTHONPATH={path} so the tests import the checkout")
+    built = ("built in isolation as its build requirements say" if not learned else
+             f"built without isolation after installing {', '.join(learned)}")
+    return f"install the project without -e, {built}, with PYTHONPATH={path} so the tests import the checkout"
 
 
 def _backend_of_the_date(plan: Plan, context: RepoContext) -> None:
