@@ -57,8 +57,7 @@ def test_an_editable_install_serves_a_commit_whose_build_did_not_change(
     {"setup.py": SETUP.replace(")\n", ', entry_points={"console_scripts": ["calc=calc.core:main"]})\n')},
     {"setup.cfg": "[options.entry_points]\nconsole_scripts =\n    calc = calc.core:main\n"},
     {"pyproject.toml": '[build-system]\nrequires = ["setuptools", "cython"]\n'},
-    {"calc/_speedups.pyx": "def f(): pass\n"},  # a compiled source
-    {"calc/_speedups.c": "int f(void) { return 0; }\n"},
+    {"calc/_speedups.pyx": "def f(): pass\n"},  # a compiled source, the first
     {"other/__init__.py": ""},  # a new top-level package
     {"tool.py": "print(1)\n"},  # a new top-level module
 ])
@@ -66,10 +65,19 @@ def test_a_commit_whose_build_changed_is_reinstalled(calc: Any, files: dict[str,
     assert _moved(calc, files) == EDITABLE
 
 
-def test_an_install_that_copies_the_files_is_always_reinstalled(calc: Any) -> None:
-    copied = "uv pip install --no-deps --reinstall ."
-    assert _moved(calc, {"calc/core.py": "X = 2\n"}, copied) == copied
-    assert _moved(calc, {"calc/core.py": "X = 3\n"}, "npm run build") == "npm run build"
+def test_an_install_that_copies_or_leaves_files_in_the_checkout_is_always_reinstalled(
+        calc: Any) -> None:
+    # copied into site-packages; metadata and extensions left in the checkout, where moving
+    # it (git clean) may remove them; a Node build
+    for command in ("uv pip install --no-deps --reinstall .", "python setup.py develop --no-deps",
+                    "python -m pip install --no-deps -e .", "npm run build"):
+        assert _moved(calc, {"calc/core.py": f"X = {len(command)}\n"}, command) == command
+    assert _moved(calc, {"calc/core.py": "X = 0\n"}, "CFLAGS=-O0 " + EDITABLE) is None
+
+
+def test_a_project_with_compiled_sources_is_always_reinstalled(calc: Any) -> None:
+    calc.commit({"calc/_speedups.c": "int f(void) { return 0; }\n"})
+    assert _moved(calc, {"calc/core.py": "X = 2\n"}) == EDITABLE  # its .so is built in place
 
 
 def test_what_git_cannot_tell_is_reinstalled(calc: Any, tmp_path: Path) -> None:

@@ -123,20 +123,28 @@ _INSTALLED_KEYS = re.compile(
     r"ext_modules|Extension\b|cythoni[sz]e|entry[_.-]points|console_scripts|gui_scripts|"
     r"\bscripts\b|package[_-]dir|cmdclass|build_ext|\bversion\s*[=:]|setup_requires|build-system|"
     r"\bdynamic\b|\bwhere\b|py_modules|\[options\]", re.IGNORECASE)
-_EDITABLE = re.compile(r"(?:^|\s)(?:-e|--editable)\s+\.(?:\s|$)|\bsetup\.py\s+develop\b")
+# an editable install by uv (PEP 660: its metadata in site-packages, none in the checkout,
+# where `git clean` would remove what `setup.py develop` or pip's legacy path leave there)
+_EDITABLE = re.compile(r"^(?:\S+=\S*\s+)*uv pip install\s.*(?:^|\s)(?:-e|--editable)\s+\.(?:\s|$)")
 
 
 def reinstall_between(reinstall: str | None, git_dir: str | Path | None,
                       installed: str | None, commit: str) -> str | None:
     """`reinstall` for moving a checkout installed at commit `installed` to `commit`, or None
-    when the install serves both: it is editable (the files are imported where they are), and
-    between the two commits no compiled source, no top-level package and nothing of the build
-    configuration that the install made (see `_INSTALLED_KEYS`) changed. Anything git cannot
-    tell keeps the reinstall. "Nothing such changed" carries from one commit to the next and
-    the next, so a checkout moved several times may diff from its last commit."""
+    when the install serves both: it is uv's editable install (the files are imported where
+    they are) of a project without compiled sources, and between the two commits no top-level
+    package and nothing of the build configuration that the install made (see
+    `_INSTALLED_KEYS`) changed. Anything git cannot tell keeps the reinstall. "Nothing such
+    changed" carries from one commit to the next and the next, so a checkout moved several
+    times may diff from its last commit."""
     if not reinstall or not _EDITABLE.search(reinstall) or not git_dir or not installed:
         return reinstall
     try:
+        # a project with compiled sources has extensions built in place, untracked: reinstalled
+        tracked = git("--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", installed,
+                      timeout=120)
+        if any(PurePosixPath(path).suffix in _COMPILED for path in tracked.splitlines()):
+            return reinstall
         listed = git("--git-dir", str(git_dir), "diff", "--name-status", "--no-renames",
                      installed, commit, timeout=120)
         changes = [line.split("\t", 1) for line in listed.splitlines() if "\t" in line]
