@@ -74,11 +74,13 @@ def test_a_skipped_tests_requires_decorator_names_what_its_reason_does_not(tmp_p
     summary = ("SKIPPED [2] xr/tests/test_dask.py:7: Need __dask_tokenize__\n"
                f"SKIPPED [1] {tmp_path}/xr/tests/test_dask.py:13: could not import\n"
                "SKIPPED [1] xr/tests/test_dask.py:16: no reason\n"
-               "SKIPPED [1] xr/tests/gone.py:3: elsewhere\n")
+               "SKIPPED [1] xr/tests/gone.py:3: elsewhere\n"
+               "SKIPPED [1] xr/tests/test_dask.py:3: a module-level skip\n")
     reasons = skip_reasons([summary], tmp_path)
     assert reasons == ["Need __dask_tokenize__", "requires pint", "could not import",
-                       "requires scipy or netCDF4", "no reason", "elsewhere"]
-    assert skip_reasons([summary]) == ["Need __dask_tokenize__", "could not import", "no reason", "elsewhere"]
+                       "requires scipy or netCDF4", "no reason", "elsewhere", "a module-level skip"]
+    assert skip_reasons([summary]) == ["Need __dask_tokenize__", "could not import", "no reason",
+                                       "elsewhere", "a module-level skip"]
     conda = RepoContext(conda_packages=["numpy", "pint", "scipy", "dask"])
     assert optional_requirements(reasons, conda, PLAN) == ["pint", "scipy"]
 
@@ -152,5 +154,50 @@ def test_tests_skipped_without_an_extras_package_get_it(make_repo, tmp_path: Pat
         assert "six" in made.plan.packages and "skip reasons" in made.plan.sources["packages"]
         # the environment handed on is the one with six in it
         assert made.sandbox is not None and made.sandbox.exec("python -c 'import six'").ok
+    finally:
+        made.close()
+
+
+# xarray's test_dask.py: the module skips without dask, and once dask is there a test skips
+# without pint under a `@requires_pint_0_15` decorator whose reason does not name pint
+NESTED_TESTS = """
+import pytest
+
+six = pytest.importorskip("six")
+
+try:
+    import toolz
+except ImportError:
+    toolz = None
+
+requires_toolz_0_10 = pytest.mark.skipif(toolz is None, reason="Need __toolz_thing__")
+
+
+@requires_toolz_0_10
+def test_with_both():
+    assert six.PY3 and toolz.identity(1) == 1
+
+
+def test_with_six():
+    assert six.PY3
+"""
+
+
+@pytest.mark.slow
+def test_what_the_first_optional_round_lets_run_and_skip_gets_a_round_of_its_own(
+        make_repo, tmp_path: Path) -> None:
+    pyproject = PYPROJECT.replace('compat = ["six"]', 'compat = ["six", "toolz"]')
+    repo = make_repo("withsix", {"pyproject.toml": pyproject, "src/withsix/__init__.py": "",
+                                 "tests/test_nested.py": NESTED_TESTS, "tests/test_six.py": TESTS})
+    engine = SetupEngine(SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
+                                      use_refdb=False))
+    made = set_up(engine, str(repo.path), _git(repo.path, "rev-parse", "HEAD"), PIN_DATE,
+                  "fixture/withsix", focus=["tests/test_nested.py", "tests/test_six.py"])
+    assert isinstance(made, Environment), made.failure_reason
+    try:
+        record = made.record
+        assert [i.origin for i in record.iterations] == ["rules", "optional", "optional"]
+        assert [i.optional for i in record.iterations] == [["six"], ["toolz"], []]
+        assert record.tests.PASSED == 4 and {"six", "toolz"} <= set(made.plan.packages)
     finally:
         made.close()

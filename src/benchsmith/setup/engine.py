@@ -98,9 +98,8 @@ class SetupEngine:
 
         With `keep`, the sandbox of the validating attempt is handed to `keep` instead of being
         closed (the caller then owns it), so task mining can run instances in it right away.
-        With `focus` (test files), validation runs those of them the commit has instead of the
-        whole suite, as a dataset's own tests decide whether its environment works (`prepare`);
-        with none of them there, the whole suite.
+        With `focus` (test files), validation runs those the commit has (else the whole suite):
+        a dataset's own tests decide whether its environment works (`prepare`).
         """
         started = time.monotonic()
         checkout = resolve(source, rev=rev, on_date=on_date, repo=repo)
@@ -161,8 +160,7 @@ class SetupEngine:
             if self.cancelled.is_set():
                 raise KeyboardInterrupt
             tried.append(plan)
-            runtime = (f"Node {plan.node.version}, {plan.node.manager}" if plan.node
-                       else f"Python {plan.python}")
+            runtime = f"Node {plan.node.version}, {plan.node.manager}" if plan.node else f"Python {plan.python}"
             self.progress(f"round {round_number}: {runtime} ({origin})")
             iteration, counts = self._attempt(plan, checkout, context, host_repo, round_number,
                                               origin, keep, focus)
@@ -186,9 +184,8 @@ class SetupEngine:
             outcome = test_outcome(counts, iteration.pass_rate, diagnosis) if tested else None
             vain = before_repair is not None and (outcome, diagnosis.kind) == before_repair[1:3]
             if before_repair is not None and (vain or regressed(record.iterations[-2], iteration)):
-                # The last repair changed nothing the tests can see (the same failures, for the
-                # same diagnosed reason) or made them worse: undo it, and no rule of that
-                # diagnosis gets another try (no walking down Python versions in vain).
+                # The last repair changed nothing the tests see (same failures, same reason) or
+                # made them worse: undo it; that diagnosis gets no other rule (no Pythons in vain)
                 plan, kind, what = before_repair[0], before_repair[2], before_repair[3]
                 exhausted.add(kind)
                 iteration.undone = f"{what}: " + ("same failing tests and pass rate as before"
@@ -232,8 +229,8 @@ class SetupEngine:
                        validated: Iteration, more: tuple[Plan, str, str], checkout: Checkout,
                        context: Any, host_repo: Path, keep: Callable[[Sandbox], None] | None,
                        focus: list[str] | None) -> tuple[Plan, TestCounts, Iteration]:
-        """One more round with what the validated round lacked (`more`, from
-        :func:`another_round`); kept only when it validates with more tests passing."""
+        """One more round with what the validated round lacked (`more`, :func:`another_round`),
+        kept when more tests pass; what its tests then skip without gets one more (pint, once dask runs)."""
         trial, validated.repair, origin = more
         self.progress(f"  {validated.repair}")
         mine: list[Sandbox] = []
@@ -253,6 +250,10 @@ class SetupEngine:
             iteration.undone = "no more tests pass with them: the round before stands"
             self.progress(f"  {iteration.undone}")
             return plan, counts, validated
+        if iteration.optional and iteration.round <= self.options.max_iterations and (
+                again := another_round(trial, iteration, context, self.repairer, True)):
+            return self._with_optional(record, trial, trial_counts, iteration, again, checkout,
+                                       context, host_repo, keep, focus)
         return trial, trial_counts, iteration
 
     def _snapshot(self, sandbox: Sandbox, checkout: Checkout, iteration: Iteration) -> None:
@@ -341,7 +342,7 @@ class SetupEngine:
             iteration.validated = rate is not None and rate >= self.options.threshold
             if plan.runner == "pytest":
                 note_collection_errors(iteration, [r.output for r in outputs])
-            if iteration.validated and focus and origin != "optional" and plan.ecosystem == "python":
+            if iteration.validated and focus and plan.ecosystem == "python":
                 iteration.optional = optional_requirements(
                     skip_reasons([r.output for r in outputs], host_repo), context, plan)
             if (iteration.validated and snapshot and self.options.commit_images
@@ -371,9 +372,8 @@ class SetupEngine:
                    iteration: Iteration, focus: list[str] | None = None
                    ) -> tuple[list[ExecResult], list[TestResult]]:
         """Run the plan's test commands through the harness's one test runner (as `build` and
-        `evaluate` do). A run whose output stops growing for the stall limit is stopped; its test
-        is recorded as hung, counts neither way and (pytest, bin/test) stays left out in a rerun. With
-        `focus`, only those test files run, the way an instance's tests run."""
+        `evaluate` do). A test whose output stops growing for the stall limit is hung: it counts
+        neither way and (pytest, bin/test) stays left out in a rerun. With `focus`, those files."""
         def commands(hung: list[str]) -> list[str]:
             if focus or (plan.runner == "bintest" and (hung or plan.deselect)):
                 return rerun_commands(sandbox, plan_spec(plan, focus or [], self.apt), focus or [], hung)

@@ -51,6 +51,8 @@ def _decorators(repo: Path, path: str, line: int) -> list[str]:
     except OSError:
         return []
     start = line - 1
+    if not 0 <= start < len(lines) or not lines[start].lstrip().startswith(("@", "def ", "async def ")):
+        return []  # a skip at module level (`pytest.importorskip`), not of one function
     while 0 < start < len(lines) and lines[start - 1].lstrip().startswith("@"):
         start -= 1  # the reported line was the def: its decorators are above it
     wanted: list[str] = []
