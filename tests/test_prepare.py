@@ -453,6 +453,16 @@ def test_alternates():
     assert os.environ.get("PYTHONHASHSEED") != "0"
 """
 
+HANGS = """
+
+def test_hangs():
+    with open({log!r}, "a") as log:
+        log.write("started\\n")
+    import time
+
+    time.sleep(600)
+"""
+
 
 @pytest.mark.slow
 def test_a_label_that_differs_once_is_run_again_and_a_flaky_test_is_no_verdict(
@@ -462,13 +472,16 @@ def test_a_label_that_differs_once_is_run_again_and_a_flaky_test_is_no_verdict(
     published, mirrors = published_file(repo.path, tmp_path, "calc", {
         "instance_id": "fixture__calc-8", "base_commit": base, "created_at": "2023-05-12T10:00:00Z",
         "version": "1.0", "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
-        "test_patch": working_diff(repo.path, {TEST_FILE: SPACES_TEST + ALTERNATES}),
+        "test_patch": working_diff(repo.path, {TEST_FILE: SPACES_TEST + ALTERNATES + HANGS.format(
+            log=str(tmp_path / "hang-starts.log"))}),
         "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_alternates"]})
     out = tmp_path / "prepared.jsonl"
     prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
-                       "--no-refdb")
+                       "--no-refdb", "--stall-timeout", "8")
     assert prepared.returncode == 0, prepared.stderr[-3000:]
     assert "fixture__calc-8: labels differ; two more runs per side, under other hash seeds" in prepared.stderr
+    # a test that never ends hangs once per side, not once per run (6 runs)
+    assert (tmp_path / "hang-starts.log").read_text().splitlines() == ["started", "started"]
     verdict = json.loads(out.read_text())["prepare"]
     # the first run alone said "fails with the gold patch"; two more, under other seeds, pass
     assert verdict["pass_to_pass"]["differs"] == {}, verdict

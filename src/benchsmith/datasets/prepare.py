@@ -18,7 +18,7 @@ from benchsmith.datasets.formats import DatasetFormat, FormatError, normalise
 from benchsmith.datasets.labels import Cause, LabelCheck
 from benchsmith.datasets.verdict import FAILED_STATUSES, PrepareStatus, Verdict, judge
 from benchsmith.harness import names
-from benchsmith.harness.behaviour import Behaviour, reclassified, run_instance_tests
+from benchsmith.harness.behaviour import Behaviour, run_instance_tests, seeded_reruns
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
 from benchsmith.harness.jsonl import JsonlWriter, Resume, read_records, records_by_key
 from benchsmith.harness.patches import runnable_test_files
@@ -340,17 +340,12 @@ class Preparer:
                     # flaky, no verdict (sympy's, as its bin/test randomises string hashing)
                     self.progress(f"{instance.instance_id}: labels differ; two more runs per "
                                   "side, under other hash seeds")
-                    before, after = list(behaviour.before), list(behaviour.after)
-                    for seed in ("1", "2"):
-                        sandbox = sandbox_at(self.engine, environment, plan, checkout)
-                        seeded = plan.model_copy(update={"env": {**plan.env, "PYTHONHASHSEED": seed}})
-                        again = self._run(sandbox, instance, seeded, 1)
-                        if again.error:
-                            break
-                        before, after = before + again.before, after + again.after
-                    else:
-                        behaviour = reclassified(behaviour, before, after)
-                        verdict = judge(instance, behaviour)
+                    options = self.engine.options
+                    behaviour = seeded_reruns(
+                        lambda: sandbox_at(self.engine, environment, plan, checkout),
+                        self._spec(plan, instance), instance.patch, instance.test_patch, behaviour,
+                        ("1", "2"), options.test_timeout_s, options.stall_timeout_s)
+                    verdict = judge(instance, behaviour)
             finally:
                 sandbox.set_network(True)  # the next instance may reinstall the project
         except BenchsmithError as exc:
@@ -385,9 +380,13 @@ class Preparer:
     def _run(self, sandbox: Sandbox, instance: TaskInstance, plan: Plan, runs: int) -> Behaviour:
         """The instance's tests before and after its gold patch, `runs` times per side."""
         options = self.engine.options
-        return run_instance_tests(sandbox, _keeping_labels(plan_spec(plan, [], self.engine.apt), instance),
-                                  instance.patch, instance.test_patch, runs=runs,
-                                  timeout=options.test_timeout_s, stall_timeout=options.stall_timeout_s)
+        return run_instance_tests(sandbox, self._spec(plan, instance), instance.patch,
+                                  instance.test_patch, runs=runs, timeout=options.test_timeout_s,
+                                  stall_timeout=options.stall_timeout_s)
+
+    def _spec(self, plan: Plan, instance: TaskInstance) -> TestSpec:
+        """How the plan runs the instance's tests (with every test its labels name)."""
+        return _keeping_labels(plan_spec(plan, [], self.engine.apt), instance)
 
     def _failed(self, item: Published, status: PrepareStatus, reason: str, setup_commit: str,
                 cause: Cause | None = None) -> tuple[Published, Verdict, dict[str, Any]]:

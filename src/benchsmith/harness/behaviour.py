@@ -81,13 +81,15 @@ def _counted(name: str, before: list[TestRun], after: list[TestRun],
 def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch: str,
                        runs: int = 2, timeout: float = 900,
                        progress: Callable[[str], None] | None = None,
-                       stall_timeout: float | None = None) -> Behaviour:
+                       stall_timeout: float | None = None,
+                       hung: tuple[list[str], list[str]] = ([], [])) -> Behaviour:
     """Apply the test patch, run its tests `runs` times, apply the code patch, run them again.
 
     `spec` says how tests run; the files run are the test patch's runnable modules. With
     `stall_timeout`, a test that hangs counts as failing and the others still run (see
     :func:`run_tests`); a test that hung in one run is left out of the next runs on the same
-    code (as failing), so it costs the stall limit once per side.
+    code (as failing), so it costs the stall limit once per side; `hung` (before, after) are
+    those known to hang from earlier runs of the same code.
     """
     files = runnable_test_files(test_patch, "node" if spec.runner == "node" else "python")
     if not files:
@@ -96,11 +98,11 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
     if not applied.ok:
         return Behaviour(error=f"test patch does not apply: {applied.output.strip()[-200:]}")
     started = time.monotonic()
-    before = _runs(sandbox, spec, files, runs, timeout, stall_timeout)
+    before = _runs(sandbox, spec, files, runs, timeout, stall_timeout, hung[0])
     applied = apply_patch(sandbox, "code", patch)
     if not applied.ok:
         return Behaviour(before=before, error=f"code patch does not apply: {applied.output.strip()[-200:]}")
-    after = _runs(sandbox, spec, files, runs, timeout, stall_timeout)
+    after = _runs(sandbox, spec, files, runs, timeout, stall_timeout, hung[1])
     if not any(run.statuses for run in after):
         return Behaviour(before=before, after=after,
                          error=f"the tests gave no results: {_first_error(after[0].log_tail)}")
@@ -113,6 +115,25 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
         progress(f"  {len(behaviour.FAIL_TO_PASS)} FAIL_TO_PASS, {len(behaviour.PASS_TO_PASS)} "
                  f"PASS_TO_PASS, {len(behaviour.flaky)} flaky ({time.monotonic() - started:.0f}s)")
     return behaviour
+
+
+def seeded_reruns(fresh: Callable[[], Sandbox], spec: TestSpec, patch: str, test_patch: str,
+                  behaviour: Behaviour, seeds: tuple[str, ...], timeout: float,
+                  stall_timeout: float | None) -> Behaviour:
+    """`behaviour` classified again over one more run per side under each hash seed (in the
+    sandbox `fresh()` gives, at the same commit); unchanged when one of those runs errs. A test
+    that hung on a side is not run there again (it counts as failing): a test that never ends
+    costs the stall limit once per side, not once per run."""
+    before, after = list(behaviour.before), list(behaviour.after)
+    for seed in seeds:
+        seeded = spec.model_copy(update={"env": {**spec.env, "PYTHONHASHSEED": seed}})
+        known = ([t for run in before for t in run.hung], [t for run in after for t in run.hung])
+        again = run_instance_tests(fresh(), seeded, patch, test_patch, runs=1, timeout=timeout,
+                                   stall_timeout=stall_timeout, hung=known)
+        if again.error:
+            return behaviour
+        before, after = before + again.before, after + again.after
+    return reclassified(behaviour, before, after)
 
 
 def reclassified(behaviour: Behaviour, before: list[TestRun], after: list[TestRun]) -> Behaviour:
@@ -184,9 +205,10 @@ def _drop_unportable(behaviour: Behaviour, workdir: str) -> None:
 
 
 def _runs(sandbox: Sandbox, spec: TestSpec, files: list[str], runs: int, timeout: float,
-          stall_timeout: float | None) -> list[TestRun]:
-    """`runs` runs of `files`; tests that hung in one are left out of the later ones."""
-    hung: list[str] = []
+          stall_timeout: float | None, known: list[str]) -> list[TestRun]:
+    """`runs` runs of `files`; tests that hung in one (or are `known` to) are left out of the
+    later ones, as failing."""
+    hung: list[str] = list(dict.fromkeys(known))
     done: list[TestRun] = []
     for _ in range(runs):
         def render(deselect: list[str], known: tuple[str, ...] = tuple(hung)) -> list[str]:
