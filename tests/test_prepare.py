@@ -29,6 +29,14 @@ from .test_setup_engine import PYPROJECT_TEST_EXTRA
 P, F = TestStatus.PASSED, TestStatus.FAILED
 
 
+def _gold_resolved(out: Path, mirrors: Path, tmp_path: Path, *more: str) -> dict[str, list[str]]:
+    """`evaluate` of the gold patches of the prepared file `out`: the summary's ids by outcome."""
+    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mirrors",
+                        str(mirrors), *more, "--run-id", "gold", "--out", str(tmp_path / "runs"))
+    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+    return json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]["ids"]
+
+
 def test_published_names_match_by_the_producers_rules_and_never_by_a_loose_prefix() -> None:
     ours = ["tests/test_q.py::test_sql[select a from b]", "tests/test_q.py::test_sql[select c]",
             "tests/test_q.py::test_sql_more", "pkg.tests.TestX.test_a", "tests/test_q.py::test_other"]
@@ -405,11 +413,8 @@ def test_an_instance_is_evaluated_in_the_environment_of_its_setup_commit(make_re
     record = json.loads(out.read_text())
     assert record["prepare"]["status"] == "reproduced", record["prepare"]
     assert record["reinstall"].startswith("uv pip install") and "--no-deps" in record["reinstall"]
-    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mirrors",
-                        str(mirrors), "--run-id", "gold", "--out", str(tmp_path / "runs"))
-    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
-    summary = json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]
-    assert summary["ids"].get("RESOLVED") == ["fixture__calc-9"], summary["ids"]
+    ids = _gold_resolved(out, mirrors, tmp_path)
+    assert ids.get("RESOLVED") == ["fixture__calc-9"], ids
 
 
 @pytest.mark.slow
@@ -436,11 +441,8 @@ def test_an_environment_whose_setup_commit_tests_are_broken_is_validated_at_a_ba
     record = json.loads(out.read_text())
     assert record["prepare"]["status"] == "reproduced", record["prepare"]
     assert record["prepare"]["setup_commit"] == base
-    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mirrors",
-                        str(mirrors), "--run-id", "gold", "--out", str(tmp_path / "runs"))
-    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
-    summary = json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]
-    assert summary["ids"].get("RESOLVED") == ["fixture__calc-7"], summary["ids"]
+    ids = _gold_resolved(out, mirrors, tmp_path)
+    assert ids.get("RESOLVED") == ["fixture__calc-7"], ids
 
 
 ALTERNATES = """
@@ -504,12 +506,8 @@ def test_prepare_on_docker_leaves_instance_images_that_evaluate_uses(make_repo, 
     assert record["prepare"]["status"] == "reproduced", record["prepare"]
     labels = docker.from_env().images.get(record["image"]).labels  # the instance image exists
     assert labels["benchsmith.commit"] == record["base_commit"]
-    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mirrors",
-                        str(mirrors), "--backend", "docker", "--run-id", "gold",
-                        "--out", str(tmp_path / "runs"))
-    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
-    summary = json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]
-    assert summary["ids"].get("RESOLVED") == ["fixture__calc-9"], summary["ids"]
+    ids = _gold_resolved(out, mirrors, tmp_path, "--backend", "docker")
+    assert ids.get("RESOLVED") == ["fixture__calc-9"], ids
 
 
 def test_django_docstring_names_are_the_tests_that_printed_them() -> None:
@@ -565,8 +563,5 @@ def test_an_instance_older_than_its_groups_python_gets_an_environment_of_its_own
     record = json.loads(out.read_text())
     assert record["prepare"]["status"] == "reproduced", record["prepare"]
     assert record["prepare"]["setup_commit"] == base and record["python"] in ("3.7", "3.8")
-    evaluated = run_cli("evaluate", "--instances", str(out), "--predictions", "gold", "--mirrors",
-                        str(mirrors), "--run-id", "gold", "--out", str(tmp_path / "runs"))
-    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
-    summary = json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]
-    assert summary["ids"].get("RESOLVED") == ["fixture__calc-10"], summary["ids"]
+    ids = _gold_resolved(out, mirrors, tmp_path)
+    assert ids.get("RESOLVED") == ["fixture__calc-10"], ids

@@ -42,10 +42,11 @@ def skip_reasons(outputs: list[str], repo: Path | None = None) -> list[str]:
 def _decorators(repo: Path, path: str, line: int) -> list[str]:
     """"requires X Y" for the `@requires_X_Y_1_0` decorators of the function that starts at
     `line` of `path` (its first decorator's line, or its def's), version parts left out."""
-    parts = Path(path).parts
-    # an absolute path in the summary: the shortest tail of it that is in the checkout
-    file = next((repo.joinpath(*parts[i:]) for i in range(len(parts) - 1, -1, -1)
-                 if repo.joinpath(*parts[i:]).is_file()), None) if Path(path).is_absolute() else repo / path
+    file: Path | None = repo / path
+    if Path(path).is_absolute():  # the shortest tail of it that is in the checkout
+        parts = Path(path).parts
+        tails = (repo.joinpath(*parts[i:]) for i in range(len(parts) - 1, 0, -1))
+        file = next((tail for tail in tails if tail.is_file()), None)
     try:
         lines = file.read_text(errors="replace").splitlines() if file else []
     except OSError:
