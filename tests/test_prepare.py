@@ -112,6 +112,26 @@ def test_label_checks_say_what_differs() -> None:
     assert p2p.differs == {"t::old": "fails with the gold patch (FAILED)"}
 
 
+def test_a_fail_to_pass_test_that_hangs_only_without_the_gold_patch_is_reproduced() -> None:
+    from benchsmith.datasets.verdict import judge
+    from benchsmith.harness.behaviour import Behaviour
+    from benchsmith.harness.testrun import TestRun
+    from benchsmith.instance import TaskInstance
+
+    loops, slow, plain = "t::loops", "t::slow", "t::plain"
+    before = TestRun(statuses={loops: F, plain: P, slow: F}, hung=[loops, slow])
+    after = TestRun(statuses={loops: P, plain: P}, hung=[slow])
+    instance = TaskInstance(instance_id="o__r-1", repo="o/r", base_commit="a" * 40,
+                            FAIL_TO_PASS=[loops, slow], PASS_TO_PASS=[plain])
+    verdict = judge(instance, Behaviour(before=[before], after=[after]))
+    # the bug loops: hanging without the patch is the failure the label says
+    assert verdict.fail_to_pass.reproduced == [loops] and verdict.fail_to_pass.hung == [slow]
+    # a PASS_TO_PASS test must pass on both sides: a hang on either says nothing
+    hung_before = judge(instance.model_copy(update={"FAIL_TO_PASS": [], "PASS_TO_PASS": [loops]}),
+                        Behaviour(before=[before], after=[after]))
+    assert hung_before.pass_to_pass.hung == [loops] and hung_before.cause == "hung"
+
+
 def test_an_instance_not_reproduced_has_one_cause_by_the_first_evidence() -> None:
     before, after = {"t::a": F, "t::b": P, "t::c": F}, {"t::a": P, "t::b": P, "t::c": F}
     good = check_labels(["t::a"], before, after, must_fail_before=True)
@@ -464,6 +484,37 @@ def test_hangs():
 
     time.sleep(600)
 """
+
+
+LOOPS = """
+
+def test_loops():
+    import time
+
+    while parse("a, b") != ["a", "b"]:
+        time.sleep(1)
+"""
+
+
+@pytest.mark.slow
+def test_a_bug_that_loops_reproduces_its_fail_to_pass_label_and_gold_resolves_it(
+        make_repo, tmp_path: Path) -> None:
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE, TEST_FILE: TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    published, mirrors = published_file(repo.path, tmp_path, "calc", {
+        "instance_id": "fixture__calc-10", "base_commit": base, "created_at": "2023-05-12T10:00:00Z",
+        "version": "1.0", "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
+        "test_patch": working_diff(repo.path, {TEST_FILE: TESTS + LOOPS}),
+        "FAIL_TO_PASS": [f"{TEST_FILE}::test_loops"], "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]})
+    out = tmp_path / "prepared.jsonl"
+    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
+                       "--no-refdb", "--stall-timeout", "8")
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    verdict = json.loads(out.read_text())["prepare"]
+    assert verdict["status"] == "reproduced", verdict
+    assert verdict["fail_to_pass"]["reproduced"] == [f"{TEST_FILE}::test_loops"]
+    ids = _gold_resolved(out, mirrors, tmp_path, "--stall-timeout", "8")
+    assert ids.get("RESOLVED") == ["fixture__calc-10"], ids
 
 
 @pytest.mark.slow
