@@ -493,26 +493,44 @@ def test_loops():
 
     while parse("a, b") != ["a", "b"]:
         time.sleep(1)
+
+
+def test_slow_spaces():
+    import time
+
+    assert parse("a, b") == ["a", "b"]
+    time.sleep(11)
+
+
+def test_slow_plain():
+    import time
+
+    time.sleep(11)
 """
 
 
 @pytest.mark.slow
 def test_a_bug_that_loops_reproduces_its_fail_to_pass_label_and_gold_resolves_it(
         make_repo, tmp_path: Path) -> None:
+    # test_loops hangs without the fix: the failure its label says. The slow tests pass past
+    # the stall limit (8 s) and within twice it, in the run of their own that a label gets.
     repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE, TEST_FILE: TESTS})
     base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
     published, mirrors = published_file(repo.path, tmp_path, "calc", {
         "instance_id": "fixture__calc-10", "base_commit": base, "created_at": "2023-05-12T10:00:00Z",
         "version": "1.0", "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
         "test_patch": working_diff(repo.path, {TEST_FILE: TESTS + LOOPS}),
-        "FAIL_TO_PASS": [f"{TEST_FILE}::test_loops"], "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]})
+        "FAIL_TO_PASS": [f"{TEST_FILE}::test_loops", f"{TEST_FILE}::test_slow_spaces"],
+        "PASS_TO_PASS": [f"{TEST_FILE}::test_plain", f"{TEST_FILE}::test_slow_plain"]})
     out = tmp_path / "prepared.jsonl"
     prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
                        "--no-refdb", "--stall-timeout", "8")
     assert prepared.returncode == 0, prepared.stderr[-3000:]
     verdict = json.loads(out.read_text())["prepare"]
     assert verdict["status"] == "reproduced", verdict
-    assert verdict["fail_to_pass"]["reproduced"] == [f"{TEST_FILE}::test_loops"]
+    assert verdict["fail_to_pass"]["reproduced"] == [f"{TEST_FILE}::test_loops",
+                                                     f"{TEST_FILE}::test_slow_spaces"]
+    assert f"{TEST_FILE}::test_slow_plain" in verdict["pass_to_pass"]["reproduced"], verdict
     ids = _gold_resolved(out, mirrors, tmp_path, "--stall-timeout", "8")
     assert ids.get("RESOLVED") == ["fixture__calc-10"], ids
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from benchsmith.core import BenchsmithError, Plan, Sandbox
 from benchsmith.datasets.formats import DatasetFormat, FormatError, normalise
 from benchsmith.datasets.labels import Cause, LabelCheck
-from benchsmith.datasets.verdict import FAILED_STATUSES, PrepareStatus, Verdict, judge
+from benchsmith.datasets.verdict import FAILED_STATUSES, PrepareStatus, Verdict, judge, slow_labels
 from benchsmith.harness import names
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests, seeded_reruns
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
@@ -344,7 +344,8 @@ class Preparer:
                     behaviour = seeded_reruns(
                         lambda: sandbox_at(self.engine, environment, plan, checkout),
                         self._spec(plan, instance), instance.patch, instance.test_patch, behaviour,
-                        ("1", "2"), options.test_timeout_s, options.stall_timeout_s)
+                        ("1", "2"), options.test_timeout_s, options.stall_timeout_s,
+                        slow_labels(instance))
                     verdict = judge(instance, behaviour)
             finally:
                 sandbox.set_network(True)  # the next instance may reinstall the project
@@ -382,7 +383,7 @@ class Preparer:
         options = self.engine.options
         return run_instance_tests(sandbox, self._spec(plan, instance), instance.patch,
                                   instance.test_patch, runs=runs, timeout=options.test_timeout_s,
-                                  stall_timeout=options.stall_timeout_s)
+                                  stall_timeout=options.stall_timeout_s, labels=slow_labels(instance))
 
     def _spec(self, plan: Plan, instance: TaskInstance) -> TestSpec:
         """How the plan runs the instance's tests (with every test its labels name)."""

@@ -71,6 +71,13 @@ def judge(instance: TaskInstance, behaviour: Behaviour) -> Verdict:
                    flaky=behaviour.flaky_runs, cause=cause_of((f2p, p2p)))
 
 
+def slow_labels(instance: TaskInstance) -> tuple[list[str], list[str]]:
+    """The labels whose tests get a run of their own, with twice the stall limit, when they
+    hang, before and after the gold patch: PASS_TO_PASS on both sides, FAIL_TO_PASS with the
+    patch only (without it a hang already is the failure the label says)."""
+    return list(instance.PASS_TO_PASS), [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS]
+
+
 def _consistent(behaviour: Behaviour, side: str) -> dict[str, Any]:
     """A side's statuses; a test whose status changed between runs counts as neither."""
     runs = getattr(behaviour, side)

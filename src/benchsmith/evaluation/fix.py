@@ -6,10 +6,9 @@ from pathlib import Path
 
 from benchsmith.core import Sandbox
 from benchsmith.evaluation.models import FixOutcome, InstanceReport, TestsStatus
-from benchsmith.harness import names
 from benchsmith.harness.patches import touched_files
 from benchsmith.harness.render import instance_spec, report_format
-from benchsmith.harness.rerun import alone_commands, rerun_commands
+from benchsmith.harness.rerun import hung_labels_again, rerun_commands
 from benchsmith.harness.testrun import Render, TestRun, run_tests
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import Prediction, TaskInstance, TestSpec
@@ -41,7 +40,9 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
                     log_dir / "test_output.txt", stall_timeout=stall_timeout,
                     report_format=report_format(spec))
     if stall_timeout and run.hung and not run.infrastructure:
-        _hung_labels_again(worktree, instance, spec, run, timeout, log_dir, stall_timeout)
+        # the graded tests that hung run again alone, with twice the limit
+        hung_labels_again(worktree.sandbox, spec, run, [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS],
+                          timeout, stall_timeout, log_dir / "test_output.hung.txt")
     outcome.run = run
     report.tests_s = run.duration_s
     report.logs["test_output"] = run.log or ""
@@ -65,28 +66,6 @@ def hung_left_out(sandbox: Sandbox, instance: TaskInstance, spec: TestSpec) -> R
     def commands(hung: list[str]) -> list[str]:
         return rerun_commands(sandbox, spec, list(spec.files), hung) if hung else instance.test
     return commands
-
-
-def _hung_labels_again(worktree: Worktree, instance: TaskInstance, spec: TestSpec, run: TestRun,
-                       timeout: float, log_dir: Path, stall_timeout: float) -> None:
-    """The tests the instance is graded by that hung (not crashed) get one run of their own,
-    with twice the stall limit: a slow test on a loaded machine is not a failing one (the
-    published harness has no stall limit). What that run says is their status."""
-    named = names.named_by([*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS], run.hung)
-    again = [t for t in run.hung if t in named and t not in run.crashed]
-    commands = alone_commands(spec, again) if again else []
-    if not commands:
-        return
-    second = run_tests(worktree.sandbox, commands, instance.test_runner, timeout,
-                       log_dir / "test_output.hung.txt", stall_timeout=stall_timeout * 2,
-                       report_format=report_format(spec))
-    for test in again:
-        if test in second.statuses and test not in second.hung:
-            run.statuses[test] = second.statuses[test]
-            run.hung.remove(test)
-    run.duration_s += second.duration_s
-    run.contained += [c for c in second.contained if c not in run.contained]
-    run.tampered += [t for t in second.tampered if t not in run.tampered]
 
 
 def gold_verdict(worktree: Worktree, instance: TaskInstance, timeout: float, log_dir: Path,

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from benchsmith.core import CHECKOUT_PATH, ExecResult, Sandbox, TestStatus
 from benchsmith.harness.patches import runnable_test_files
 from benchsmith.harness.render import report_format
-from benchsmith.harness.rerun import rerun_commands
+from benchsmith.harness.rerun import hung_labels_again, rerun_commands
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.harness.worktree import PATCH_DIR
 from benchsmith.instance import FlakyTest, TestSpec
@@ -82,14 +82,17 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
                        runs: int = 2, timeout: float = 900,
                        progress: Callable[[str], None] | None = None,
                        stall_timeout: float | None = None,
-                       hung: tuple[list[str], list[str]] = ([], [])) -> Behaviour:
+                       hung: tuple[list[str], list[str]] = ([], []),
+                       labels: tuple[list[str], list[str]] = ([], [])) -> Behaviour:
     """Apply the test patch, run its tests `runs` times, apply the code patch, run them again.
 
     `spec` says how tests run; the files run are the test patch's runnable modules. With
     `stall_timeout`, a test that hangs counts as failing and the others still run (see
     :func:`run_tests`); a test that hung in one run is left out of the next runs on the same
     code (as failing), so it costs the stall limit once per side; `hung` (before, after) are
-    those known to hang from earlier runs of the same code.
+    those known to hang from earlier runs of the same code. A hung test that a published name
+    in `labels` (before, after) names gets one run of its own with twice the limit first
+    (:func:`~benchsmith.harness.rerun.hung_labels_again`).
     """
     files = runnable_test_files(test_patch, "node" if spec.runner == "node" else "python")
     if not files:
@@ -98,11 +101,11 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
     if not applied.ok:
         return Behaviour(error=f"test patch does not apply: {applied.output.strip()[-200:]}")
     started = time.monotonic()
-    before = _runs(sandbox, spec, files, runs, timeout, stall_timeout, hung[0])
+    before = _runs(sandbox, spec, files, runs, timeout, stall_timeout, hung[0], labels[0])
     applied = apply_patch(sandbox, "code", patch)
     if not applied.ok:
         return Behaviour(before=before, error=f"code patch does not apply: {applied.output.strip()[-200:]}")
-    after = _runs(sandbox, spec, files, runs, timeout, stall_timeout, hung[1])
+    after = _runs(sandbox, spec, files, runs, timeout, stall_timeout, hung[1], labels[1])
     if not any(run.statuses for run in after):
         return Behaviour(before=before, after=after,
                          error=f"the tests gave no results: {_first_error(after[0].log_tail)}")
@@ -119,7 +122,8 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
 
 def seeded_reruns(fresh: Callable[[], Sandbox], spec: TestSpec, patch: str, test_patch: str,
                   behaviour: Behaviour, seeds: tuple[str, ...], timeout: float,
-                  stall_timeout: float | None) -> Behaviour:
+                  stall_timeout: float | None,
+                  labels: tuple[list[str], list[str]] = ([], [])) -> Behaviour:
     """`behaviour` classified again over one more run per side under each hash seed (in the
     sandbox `fresh()` gives, at the same commit); unchanged when one of those runs errs. A test
     that hung on a side is not run there again (it counts as failing): a test that never ends
@@ -129,7 +133,7 @@ def seeded_reruns(fresh: Callable[[], Sandbox], spec: TestSpec, patch: str, test
         seeded = spec.model_copy(update={"env": {**spec.env, "PYTHONHASHSEED": seed}})
         known = ([t for run in before for t in run.hung], [t for run in after for t in run.hung])
         again = run_instance_tests(fresh(), seeded, patch, test_patch, runs=1, timeout=timeout,
-                                   stall_timeout=stall_timeout, hung=known)
+                                   stall_timeout=stall_timeout, hung=known, labels=labels)
         if again.error:
             return behaviour
         before, after = before + again.before, after + again.after
@@ -205,9 +209,9 @@ def _drop_unportable(behaviour: Behaviour, workdir: str) -> None:
 
 
 def _runs(sandbox: Sandbox, spec: TestSpec, files: list[str], runs: int, timeout: float,
-          stall_timeout: float | None, known: list[str]) -> list[TestRun]:
+          stall_timeout: float | None, known: list[str], labels: list[str]) -> list[TestRun]:
     """`runs` runs of `files`; tests that hung in one (or are `known` to) are left out of the
-    later ones, as failing."""
+    later ones, as failing, unless their run of their own (those `labels` name) passed."""
     hung: list[str] = list(dict.fromkeys(known))
     done: list[TestRun] = []
     for _ in range(runs):
@@ -216,6 +220,8 @@ def _runs(sandbox: Sandbox, spec: TestSpec, files: list[str], runs: int, timeout
 
         run = run_tests(sandbox, render, spec.runner, timeout, stall_timeout=stall_timeout,
                         report_format=report_format(spec))
+        if stall_timeout and run.hung and labels and not run.infrastructure:
+            hung_labels_again(sandbox, spec, run, labels, timeout, stall_timeout)
         run.statuses.update(dict.fromkeys(hung, TestStatus.FAILED))
         run.hung = [*hung, *run.hung]
         hung = list(dict.fromkeys(run.hung))

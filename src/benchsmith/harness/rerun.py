@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
+from pathlib import Path
 
 from benchsmith.core import Sandbox
-from benchsmith.harness.render import leaving_out, render_spec
+from benchsmith.harness.names import named_by
+from benchsmith.harness.render import leaving_out, render_spec, report_format
+from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.instance import TestSpec
 
 __all__ = ["alone_commands", "rerun_commands"]
@@ -76,3 +80,25 @@ def alone_commands(spec: TestSpec, tests: list[str]) -> list[str]:
         if name:
             by_file.setdefault(path, []).append(name)
     return [render_spec(spec, [path], keywords=tuple(names)) for path, names in by_file.items()]
+
+
+def hung_labels_again(sandbox: Sandbox, spec: TestSpec, run: TestRun, labels: Iterable[str],
+                      timeout: float, stall_timeout: float, log: Path | None = None) -> None:
+    """The tests of `run` that hung (not crashed) and that a published name in `labels`
+    names get one run of their own, with twice the stall limit: a slow test on a loaded
+    machine is not a failing one (the published harnesses have no stall limit). What that run
+    says is their status in `run`; a test that hangs again stays hung."""
+    named = named_by(labels, run.hung)
+    again = [t for t in run.hung if t in named and t not in run.crashed]
+    commands = alone_commands(spec, again) if again else []
+    if not commands:
+        return
+    second = run_tests(sandbox, commands, spec.runner, timeout, log, stall_timeout=stall_timeout * 2,
+                       report_format=report_format(spec))
+    for test in again:
+        if test in second.statuses and test not in second.hung:
+            run.statuses[test] = second.statuses[test]
+            run.hung.remove(test)
+    run.duration_s += second.duration_s
+    run.contained += [c for c in second.contained if c not in run.contained]
+    run.tampered += [t for t in second.tampered if t not in run.tampered]
