@@ -438,6 +438,39 @@ def test_an_instance_is_evaluated_in_the_environment_of_its_setup_commit(make_re
 
 
 @pytest.mark.slow
+def test_a_dependency_only_the_base_commit_declares_is_installed_when_the_environment_moves_there(
+        make_repo, tmp_path: Path) -> None:
+    # pytest 5.4 needed wcwidth and 6.0 dropped it: the environment of the later setup commit
+    # lacks what the base commit imports, until the move adds what that commit declares
+    uses_six = PYPROJECT_TEST_EXTRA.replace('requires-python = ">=3.8"',
+                                            'requires-python = ">=3.8"\ndependencies = ["six"]')
+    repo = make_repo("calc", {"pyproject.toml": uses_six, CODE_FILE: "import six\n" + CODE,
+                              TEST_FILE: TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    row = {"instance_id": "fixture__calc-11", "repo": "fixture/calc", "base_commit": base,
+           "created_at": "2023-05-12T10:00:00Z",
+           "patch": working_diff(repo.path, {CODE_FILE: "import six\n" + PARSE_FIXED}),
+           "test_patch": working_diff(repo.path, {TEST_FILE: TESTS + SPACES_TEST[len(WORDS_TESTS):].split(
+               "\n\ndef test_remote")[0] + "\n"}),
+           "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]}
+    row["environment_setup_commit"] = repo.commit(
+        {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE}, date="2023-05-20T12:00:00+00:00")
+    mirrors = tmp_path / "mirrors"
+    (mirrors / "fixture+calc").mkdir(parents=True)
+    os.symlink(repo.path, mirrors / "fixture+calc" / "repo")
+    published = tmp_path / "published.jsonl"
+    published.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "prepared.jsonl"
+    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
+                       "--no-refdb")
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    record = json.loads(out.read_text())
+    assert record["prepare"]["status"] == "reproduced", record["prepare"]
+    ids = _gold_resolved(out, mirrors, tmp_path)
+    assert ids.get("RESOLVED") == ["fixture__calc-11"], ids
+
+
+@pytest.mark.slow
 def test_an_environment_whose_setup_commit_tests_are_broken_is_validated_at_a_base_commit(
         make_repo, tmp_path: Path) -> None:
     # At the environment_setup_commit the instance's test module raises on import (a bug of

@@ -57,6 +57,9 @@ def test_an_editable_install_serves_a_commit_whose_build_did_not_change(
     {"setup.py": SETUP.replace(")\n", ', entry_points={"console_scripts": ["calc=calc.core:main"]})\n')},
     {"setup.cfg": "[options.entry_points]\nconsole_scripts =\n    calc = calc.core:main\n"},
     {"pyproject.toml": '[build-system]\nrequires = ["setuptools", "cython"]\n'},
+    {"setup.py": SETUP.replace("setup(", 'setup(install_requires=["six"],')},  # a dependency
+    {"setup.cfg": "[options]\ninstall_requires =\n    six\n"},
+    {"pyproject.toml": '[project]\ndependencies = [\n    "six>=1.15",\n]\n'},
     {"calc/_speedups.pyx": "def f(): pass\n"},  # a compiled source, the first
     {"other/__init__.py": ""},  # a new top-level package
     {"tool.py": "print(1)\n"},  # a new top-level module

@@ -123,6 +123,12 @@ _INSTALLED_KEYS = re.compile(
     r"ext_modules|Extension\b|cythoni[sz]e|entry[_.-]points|console_scripts|gui_scripts|"
     r"\bscripts\b|package[_-]dir|cmdclass|build_ext|\bversion\s*[=:]|setup_requires|build-system|"
     r"\bdynamic\b|\bwhere\b|py_modules|\[options\]", re.IGNORECASE)
+# a changed line of a build configuration that reads as a requirement ("wcwidth",
+# '"numpy>=1.15",') or names a list of them: the editable install adds what it declares
+_REQUIREMENT_LINE = re.compile(
+    r"""^\s*["']?[A-Za-z0-9][\w.-]*\s*(?:\[[\w,\s-]*\])?\s*(?:(?:===|[<>=!~]=|[<>])\s*[\w.*+!-]+\s*,?\s*)*"""
+    r"""(?:;.*|["']?\s*,?\s*(?:#.*)?)$|install_requires|\bdependencies\b|extras_require|"""
+    r"""optional-dependencies|\brequires\b""", re.IGNORECASE)
 # an editable install by uv (PEP 660: its metadata in site-packages, none in the checkout,
 # where `git clean` would remove what `setup.py develop` or pip's legacy path leave there)
 _EDITABLE = re.compile(r"^(?:\S+=\S*\s+)*uv pip install\s.*(?:^|\s)(?:-e|--editable)\s+\.(?:\s|$)")
@@ -157,7 +163,8 @@ def reinstall_between(reinstall: str | None, git_dir: str | Path | None,
         return reinstall
     changed = [line[1:] for line in lines.splitlines()
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    return reinstall if any(_INSTALLED_KEYS.search(line) for line in changed) else None
+    stale = any(_INSTALLED_KEYS.search(line) or _REQUIREMENT_LINE.search(line) for line in changed)
+    return reinstall if stale else None
 
 
 def _changes_install(status: str, path: str) -> bool:

@@ -131,8 +131,14 @@ def render_reinstall(plan: Plan | None) -> str | None:
     # built the way the plan's install built it: the same per-package pins, the same isolation
     isolation = [] if plan.build_isolation else ["--no-build-isolation"]
     again = ["--force-reinstall"] if uses_pip(plan.python) else ["--reinstall"]
-    return _join([*_env_words(plan.build_env), *_installer(plan), *isolation, *_config_flags(plan),
-                  "--no-deps", *again, *(["-e", "."] if plan.editable else ["."])])
+    words = [*_env_words(plan.build_env), *_installer(plan), *isolation, *_config_flags(plan)]
+    alone = _join([*words, "--no-deps", *again, *(["-e", "."] if plan.editable else ["."])])
+    if not plan.editable or uses_pip(plan.python):
+        return alone
+    # uv builds an editable project again each time, and adds what the commit declares that
+    # the environment lacks (a dependency an older commit had), keeping every installed one
+    # that still fits: as an install at that commit would. Alone where that cannot resolve.
+    return f"{_join([*words, '-e', '.'])} || {alone}"
 
 
 def _config_flags(plan: Plan) -> list[str]:

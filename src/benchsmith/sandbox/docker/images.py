@@ -154,7 +154,7 @@ def render_instance_dockerfile(env_image: str, repo: str, commit: str, reinstall
     """A Dockerfile that puts another commit's checkout on top of an environment image.
 
     The dependencies stay in the environment's layers, so all instances of a repository
-    share them; only the checkout and `reinstall` (a no-deps reinstall of the project) are new.
+    share them; only the checkout and `reinstall` (the project reinstalled at that commit) are new.
     With `squash` (the environment's commit is not in this commit's past), the result is
     copied into one layer of its own instead, with the environment image's `config` (Env,
     WorkingDir, Cmd, Labels) restated.
