@@ -433,3 +433,28 @@ def test_going_back_from_python_37_keeps_what_the_build_was_found_to_need() -> N
         "setuptools", "wheel"], "sources": {MOVED_FOR_EDITABLE: ["3.6"]}, "env": {}, "notes": []})
     assert "built in isolation" in (repair_back_from_editable_move(tools, failed, context) or "")
     assert tools.build_isolation and tools.build_requirements == []
+
+
+def test_a_reference_plan_moved_to_python_37_for_its_editable_install_keeps_that_python() -> None:
+    # sympy's environment of 2018-06-21, validated on 3.7 (taken for the editable install; 3.7
+    # came out a week later), reused at its own date or an older commit's: this date's
+    # Python would need the same move, so the reference goes straight to 3.7
+    import datetime as dt
+
+    from benchsmith.core import Plan
+    from benchsmith.setup.context_model import RepoContext
+    from benchsmith.setup.ecosystems import PythonEcosystem
+    from benchsmith.setup.editable_repairs import MOVED_FOR_EDITABLE
+
+    available = {v: f"/usr/bin/python{v}" for v in ("2.7", "3.6", "3.7", "3.8")}
+    stored = Plan(python="3.7", exclude_newer="2017-10-12T00:00:00Z", editable=True,
+                  sources={MOVED_FOR_EDITABLE: ["3.6"]})
+    kept = PythonEcosystem().adapt(stored.model_copy(deep=True), RepoContext(), dt.date(2017, 10, 12), available)
+    assert kept.python == "3.7" and kept.sources[MOVED_FOR_EDITABLE] == ["3.6"]
+    assert all(v.startswith("2.") for v in kept.python_fallbacks), kept.python_fallbacks
+    # not moved for the editable install: a Python after the date is replaced, as before
+    plain = stored.model_copy(update={"sources": {}})
+    assert PythonEcosystem().adapt(plain, RepoContext(), dt.date(2017, 10, 12), available).python == "3.6"
+    # nor once the install is no longer editable (the way back from 3.7 was taken)
+    back = stored.model_copy(update={"editable": False})
+    assert PythonEcosystem().adapt(back, RepoContext(), dt.date(2017, 10, 12), available).python == "3.6"

@@ -33,10 +33,10 @@ from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.context import gather_context
 from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import apply_date_rules
-from benchsmith.setup.editable_repairs import compat_editable
+from benchsmith.setup.editable_repairs import MOVED_FOR_EDITABLE, compat_editable
 from benchsmith.setup.hosted import add_hosted
 from benchsmith.setup.planner import RulePlanner
-from benchsmith.setup.pyversion import RELEASE_DATES, choose_python
+from benchsmith.setup.pyversion import RELEASE_DATES, allows_python, choose_python
 from benchsmith.setup.repair import RuleRepairer
 
 __all__ = ["PythonEcosystem", "choose_ecosystem", "ecosystem_of", "ecosystems", "register"]
@@ -92,10 +92,19 @@ class PythonEcosystem:
         the date's rules, and this commit's own hosted sources."""
         choice = choose_python(context, pin_day, available)
         usable = plan.python in available and RELEASE_DATES.get(plan.python, date.max) <= pin_day
-        if not usable:
+        # Python 3.7 taken for the editable install only, where this date's Python would
+        # need the same move (no setuptools on 3.6 builds editables): kept, as the move
+        # from this date's Python, which the way back returns to
+        moved = (MOVED_FOR_EDITABLE in plan.sources and plan.editable and plan.python in available
+                 and (3, 0) <= version_key(choice.version) < (3, 7) <= version_key(plan.python)
+                 and allows_python(context, plan.python))
+        if moved:
+            plan.sources[MOVED_FOR_EDITABLE] = [choice.version]
+        elif not usable:
             plan.python = choice.version
         order = [choice.version, *choice.fallbacks]
-        plan.python_fallbacks = [v for v in order if version_key(v) < version_key(plan.python)]
+        below = (3, 0) if moved else version_key(plan.python)  # 3.6 and older meet that setuptools
+        plan.python_fallbacks = [v for v in order if version_key(v) < below]
         apply_date_rules(plan, context)
         compat_editable(context, plan)  # plans stored before it was the rule
         plan.vendored = []  # this commit's CI decides, at this date
