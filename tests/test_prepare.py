@@ -37,6 +37,25 @@ def _gold_resolved(out: Path, mirrors: Path, tmp_path: Path, *more: str) -> dict
     return json.loads((tmp_path / "runs" / "gold" / "summary.json").read_text())[0]["ids"]
 
 
+def _prepare(published: Path, mirrors: Path, tmp_path: Path, *options: str) -> tuple[Path, str]:
+    """`prepare` of the published file with `options`, which must succeed: (output, stderr)."""
+    out = tmp_path / "prepared.jsonl"
+    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors), *options)
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    return out, prepared.stderr
+
+
+def _calc_with_tests(make_repo, tmp_path: Path, tests: str, row: dict[str, object]) -> tuple[Path, Path]:
+    """The calc fixture published at a base commit with the parse fix as its patch and a test
+    patch writing `tests` (the rest of the instance in `row`); (file, mirrors)."""
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE, TEST_FILE: TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+    return published_file(repo.path, tmp_path, "calc", {
+        "base_commit": base, "created_at": "2023-05-12T10:00:00Z", "version": "1.0",
+        "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
+        "test_patch": working_diff(repo.path, {TEST_FILE: tests}), **row})
+
+
 def test_published_names_match_by_the_producers_rules_and_never_by_a_loose_prefix() -> None:
     ours = ["tests/test_q.py::test_sql[select a from b]", "tests/test_q.py::test_sql[select c]",
             "tests/test_q.py::test_sql_more", "pkg.tests.TestX.test_a", "tests/test_q.py::test_other"]
@@ -170,6 +189,13 @@ def test_remote():
 
     socket.create_connection(("benchsmith-fixture.invalid", 80), timeout=5)
 '''
+
+
+SPACES_ONLY = """
+
+def test_spaces():
+    assert parse("a, b") == ["a", "b"]
+"""
 
 
 DOWNLOADING = "tests/test_data_download.py"
@@ -447,23 +473,15 @@ def test_a_dependency_only_the_base_commit_declares_is_installed_when_the_enviro
     repo = make_repo("calc", {"pyproject.toml": uses_six, CODE_FILE: "import six\n" + CODE,
                               TEST_FILE: TESTS})
     base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
-    row = {"instance_id": "fixture__calc-11", "repo": "fixture/calc", "base_commit": base,
+    row = {"instance_id": "fixture__calc-11", "base_commit": base,
            "created_at": "2023-05-12T10:00:00Z",
            "patch": working_diff(repo.path, {CODE_FILE: "import six\n" + PARSE_FIXED}),
-           "test_patch": working_diff(repo.path, {TEST_FILE: TESTS + SPACES_TEST[len(WORDS_TESTS):].split(
-               "\n\ndef test_remote")[0] + "\n"}),
+           "test_patch": working_diff(repo.path, {TEST_FILE: TESTS + SPACES_ONLY}),
            "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]}
     row["environment_setup_commit"] = repo.commit(
         {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE}, date="2023-05-20T12:00:00+00:00")
-    mirrors = tmp_path / "mirrors"
-    (mirrors / "fixture+calc").mkdir(parents=True)
-    os.symlink(repo.path, mirrors / "fixture+calc" / "repo")
-    published = tmp_path / "published.jsonl"
-    published.write_text(json.dumps(row) + "\n")
-    out = tmp_path / "prepared.jsonl"
-    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
-                       "--no-refdb")
-    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    published, mirrors = published_file(repo.path, tmp_path, "calc", row)
+    out, _ = _prepare(published, mirrors, tmp_path, "--no-refdb")
     record = json.loads(out.read_text())
     assert record["prepare"]["status"] == "reproduced", record["prepare"]
     ids = _gold_resolved(out, mirrors, tmp_path)
@@ -547,18 +565,11 @@ def test_a_bug_that_loops_reproduces_its_fail_to_pass_label_and_gold_resolves_it
         make_repo, tmp_path: Path) -> None:
     # test_loops hangs without the fix: the failure its label says. The slow tests pass past
     # the stall limit (8 s) and within twice it, in the run of their own that a label gets.
-    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE, TEST_FILE: TESTS})
-    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
-    published, mirrors = published_file(repo.path, tmp_path, "calc", {
-        "instance_id": "fixture__calc-10", "base_commit": base, "created_at": "2023-05-12T10:00:00Z",
-        "version": "1.0", "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
-        "test_patch": working_diff(repo.path, {TEST_FILE: TESTS + LOOPS}),
+    published, mirrors = _calc_with_tests(make_repo, tmp_path, TESTS + LOOPS, {
+        "instance_id": "fixture__calc-10",
         "FAIL_TO_PASS": [f"{TEST_FILE}::test_loops", f"{TEST_FILE}::test_slow_spaces"],
         "PASS_TO_PASS": [f"{TEST_FILE}::test_plain", f"{TEST_FILE}::test_slow_plain"]})
-    out = tmp_path / "prepared.jsonl"
-    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
-                       "--no-refdb", "--stall-timeout", "8")
-    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    out, _ = _prepare(published, mirrors, tmp_path, "--no-refdb", "--stall-timeout", "8")
     verdict = json.loads(out.read_text())["prepare"]
     assert verdict["status"] == "reproduced", verdict
     assert verdict["fail_to_pass"]["reproduced"] == [f"{TEST_FILE}::test_loops",
@@ -571,19 +582,12 @@ def test_a_bug_that_loops_reproduces_its_fail_to_pass_label_and_gold_resolves_it
 @pytest.mark.slow
 def test_a_label_that_differs_once_is_run_again_and_a_flaky_test_is_no_verdict(
         make_repo, tmp_path: Path) -> None:
-    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE, TEST_FILE: TESTS})
-    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
-    published, mirrors = published_file(repo.path, tmp_path, "calc", {
-        "instance_id": "fixture__calc-8", "base_commit": base, "created_at": "2023-05-12T10:00:00Z",
-        "version": "1.0", "patch": working_diff(repo.path, {CODE_FILE: PARSE_FIXED}),
-        "test_patch": working_diff(repo.path, {TEST_FILE: SPACES_TEST + ALTERNATES + HANGS.format(
-            log=str(tmp_path / "hang-starts.log"))}),
+    tests = SPACES_TEST + ALTERNATES + HANGS.format(log=str(tmp_path / "hang-starts.log"))
+    published, mirrors = _calc_with_tests(make_repo, tmp_path, tests, {
+        "instance_id": "fixture__calc-8",
         "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"], "PASS_TO_PASS": [f"{TEST_FILE}::test_alternates"]})
-    out = tmp_path / "prepared.jsonl"
-    prepared = run_cli("prepare", str(published), "--out", str(out), "--mirrors", str(mirrors),
-                       "--no-refdb", "--stall-timeout", "8")
-    assert prepared.returncode == 0, prepared.stderr[-3000:]
-    assert "fixture__calc-8: labels differ; two more runs per side, under other hash seeds" in prepared.stderr
+    out, stderr = _prepare(published, mirrors, tmp_path, "--no-refdb", "--stall-timeout", "8")
+    assert "fixture__calc-8: labels differ; two more runs per side, under other hash seeds" in stderr
     # a test that never ends hangs once per side, not once per run (6 runs)
     assert (tmp_path / "hang-starts.log").read_text().splitlines() == ["started", "started"]
     verdict = json.loads(out.read_text())["prepare"]

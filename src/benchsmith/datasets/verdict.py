@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from benchsmith.core import TestStatus
 from benchsmith.datasets.labels import Cause, LabelCheck, cause_of, check_labels
 from benchsmith.harness.behaviour import Behaviour
 from benchsmith.instance import FlakyTest, TaskInstance
@@ -42,16 +41,15 @@ def judge(instance: TaskInstance, behaviour: Behaviour) -> Verdict:
     after = _consistent(behaviour, "after")
     hung_before = {name for run in behaviour.before for name in run.hung}
     hung_after = {name for run in behaviour.after for name in run.hung}
-    # a test that hung without the gold patch did not pass there: for FAIL_TO_PASS that is
-    # the failure the label says (a bug that loops), judged by its run with the patch
-    failed_before = before | {name: TestStatus.FAILED for name in hung_before - before.keys()}
     # a test that failed trying to reach another host says nothing about the gold patch
     network = {name for run in behaviour.after for name in run.needs_network}
     described: dict[str, list[str]] = {}
     for run in behaviour.before + behaviour.after:
         for line, tests in run.described.items():
             described[line] = list(dict.fromkeys(described.get(line, []) + tests))
-    f2p = check_labels(instance.FAIL_TO_PASS, failed_before, after, must_fail_before=True,
+    # a hang without the gold patch is a failure there (hung tests count FAILED): for
+    # FAIL_TO_PASS that is what the label says (a bug that loops), so only hangs after count
+    f2p = check_labels(instance.FAIL_TO_PASS, before, after, must_fail_before=True,
                        hung=hung_after, needs_network=network, flaky=behaviour.flaky,
                        described=described)
     p2p = check_labels(instance.PASS_TO_PASS, before, after, must_fail_before=False,

@@ -39,10 +39,9 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
                     instance.test_runner, timeout,
                     log_dir / "test_output.txt", stall_timeout=stall_timeout,
                     report_format=report_format(spec))
-    if stall_timeout and run.hung and not run.infrastructure:
-        # the graded tests that hung run again alone, with twice the limit
-        hung_labels_again(worktree.sandbox, spec, run, [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS],
-                          timeout, stall_timeout, log_dir / "test_output.hung.txt")
+    # the graded tests that hung run again alone, with twice the limit
+    hung_labels_again(worktree.sandbox, spec, run, [*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS],
+                      timeout, stall_timeout, log_dir / "test_output.hung.txt")
     outcome.run = run
     report.tests_s = run.duration_s
     report.logs["test_output"] = run.log or ""

@@ -220,8 +220,7 @@ def _runs(sandbox: Sandbox, spec: TestSpec, files: list[str], runs: int, timeout
 
         run = run_tests(sandbox, render, spec.runner, timeout, stall_timeout=stall_timeout,
                         report_format=report_format(spec))
-        if stall_timeout and run.hung and labels and not run.infrastructure:
-            hung_labels_again(sandbox, spec, run, labels, timeout, stall_timeout)
+        hung_labels_again(sandbox, spec, run, labels, timeout, stall_timeout)
         run.statuses.update(dict.fromkeys(hung, TestStatus.FAILED))
         run.hung = [*hung, *run.hung]
         hung = list(dict.fromkeys(run.hung))

@@ -15,7 +15,7 @@ from benchsmith.harness.render import leaving_out, render_spec, report_format
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.instance import TestSpec
 
-__all__ = ["alone_commands", "rerun_commands"]
+__all__ = ["alone_commands", "hung_labels_again", "rerun_commands"]
 
 _TEST_FUNCTION = re.compile(r"^def (test_\w*)\s*\(", re.MULTILINE)
 
@@ -83,11 +83,14 @@ def alone_commands(spec: TestSpec, tests: list[str]) -> list[str]:
 
 
 def hung_labels_again(sandbox: Sandbox, spec: TestSpec, run: TestRun, labels: Iterable[str],
-                      timeout: float, stall_timeout: float, log: Path | None = None) -> None:
+                      timeout: float, stall_timeout: float | None, log: Path | None = None) -> None:
     """The tests of `run` that hung (not crashed) and that a published name in `labels`
     names get one run of their own, with twice the stall limit: a slow test on a loaded
     machine is not a failing one (the published harnesses have no stall limit). What that run
-    says is their status in `run`; a test that hangs again stays hung."""
+    says is their status in `run`; a test that hangs again stays hung. Nothing without a stall
+    limit, or for a run that cannot be trusted."""
+    if not stall_timeout or not run.hung or run.infrastructure:
+        return
     named = named_by(labels, run.hung)
     again = [t for t in run.hung if t in named and t not in run.crashed]
     commands = alone_commands(spec, again) if again else []
