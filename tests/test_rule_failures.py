@@ -458,3 +458,33 @@ def test_a_reference_plan_moved_to_python_37_for_its_editable_install_keeps_that
     # nor once the install is no longer editable (the way back from 3.7 was taken)
     back = stored.model_copy(update={"editable": False})
     assert PythonEcosystem().adapt(back, RepoContext(), dt.date(2017, 10, 12), available).python == "3.6"
+
+
+def test_a_reused_plan_takes_the_python_of_its_new_date_unless_a_repair_chose_its_own() -> None:
+    # pytest's environment of 2019-05 validated on 3.7, the newest Python then; reused for a
+    # commit of 2021-12, whose bug shows only with 3.8's line numbers: that date's Python
+    import datetime as dt
+
+    from benchsmith.core import Diagnosis, Plan
+    from benchsmith.setup.context_model import RepoContext
+    from benchsmith.setup.ecosystems import PythonEcosystem
+    from benchsmith.setup.pyversion import LEFT_NEWER
+    from benchsmith.setup.repair import repair_python_if_tests_ran
+
+    available = {v: f"/usr/bin/python{v}" for v in ("3.6", "3.7", "3.8", "3.9", "3.10")}
+    later = dt.date(2021, 12, 1)
+    by_rules = Plan(python="3.7", python_fallbacks=["3.6"], exclude_newer="2019-05-31T00:00:00Z")
+    reused = PythonEcosystem().adapt(by_rules.model_copy(deep=True), RepoContext(), later, available)
+    assert reused.python == "3.10" and reused.python_fallbacks == ["3.9", "3.8", "3.7", "3.6"]
+    # where the reference's tests failed on 3.8 and a repair took 3.7, 3.7 is kept
+    repaired = Plan(python="3.8", python_fallbacks=["3.7", "3.6"], exclude_newer="2019-12-01T00:00:00Z")
+    failed = Diagnosis(category="testing", kind="tests_failing", reason="6 of 100 failed",
+                       facts={"tests": ["100"]})
+    assert repair_python_if_tests_ran(repaired, failed, RepoContext()) == "switch Python 3.8 -> 3.7"
+    assert repaired.sources[LEFT_NEWER] == ["3.8"]
+    kept = PythonEcosystem().adapt(repaired.model_copy(deep=True), RepoContext(), later, available)
+    assert kept.python == "3.7" and kept.python_fallbacks == ["3.6"]
+    # ... unless that Python did not exist yet at the new date: the date's own, as before
+    early = PythonEcosystem().adapt(repaired.model_copy(deep=True), RepoContext(), dt.date(2018, 1, 5),
+                                    available)
+    assert early.python == "3.6" and LEFT_NEWER not in early.sources

@@ -316,8 +316,8 @@ def script_words(runner: str, script: TestScript, files: list[str],
     words += [o for o in script.options if re.fullmatch(r"--use-[\w-]*runner", o)]
     words += ["--verbose" if "--verbose" in declared or "-v" not in declared else "-v"]
     words += ["--seed", str(script.seed)] if script.seed is not None else []
-    words += ["-k", *keywords] if keywords else []
-    return [w for w in words if w] + files
+    # the files before -k: a script's -k may take every word up to the next option (sympy's)
+    return [w for w in words if w] + files + (["-k", *keywords] if keywords else [])
 
 
 def instance_spec(instance: TaskInstance) -> TestSpec:

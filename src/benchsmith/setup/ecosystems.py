@@ -36,7 +36,7 @@ from benchsmith.setup.date_rules import apply_date_rules
 from benchsmith.setup.editable_repairs import MOVED_FOR_EDITABLE, compat_editable
 from benchsmith.setup.hosted import add_hosted
 from benchsmith.setup.planner import RulePlanner
-from benchsmith.setup.pyversion import RELEASE_DATES, allows_python, choose_python
+from benchsmith.setup.pyversion import LEFT_NEWER, RELEASE_DATES, allows_python, choose_python
 from benchsmith.setup.repair import RuleRepairer
 
 __all__ = ["PythonEcosystem", "choose_ecosystem", "ecosystem_of", "ecosystems", "register"]
@@ -88,8 +88,8 @@ class PythonEcosystem:
         return plans
 
     def adapt(self, plan: Plan, context: Any, pin_day: Any, available: dict[str, str]) -> Plan:
-        """Another commit's plan at this commit: a Python there at the date, its fallbacks,
-        the date's rules, and this commit's own hosted sources."""
+        """Another commit's plan at this commit: the date's Python (the plan's own where a
+        repair chose it), its fallbacks, the date's rules, and this commit's hosted sources."""
         choice = choose_python(context, pin_day, available)
         usable = plan.python in available and RELEASE_DATES.get(plan.python, date.max) <= pin_day
         # Python 3.7 taken for the editable install only, where this date's Python would
@@ -100,8 +100,11 @@ class PythonEcosystem:
                  and allows_python(context, plan.python))
         if moved:
             plan.sources[MOVED_FOR_EDITABLE] = [choice.version]
-        elif not usable:
+        elif not (usable and LEFT_NEWER in plan.sources):
+            # the Python its own date's rules chose: this date's choice, as a plan made here
+            # would take (a repair's older one, taken after newer ones failed, stays)
             plan.python = choice.version
+            plan.sources.pop(LEFT_NEWER, None)
         order = [choice.version, *choice.fallbacks]
         below = (3, 0) if moved else version_key(plan.python)  # 3.6 and older meet that setuptools
         plan.python_fallbacks = [v for v in order if version_key(v) < below]

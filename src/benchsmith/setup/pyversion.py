@@ -28,6 +28,10 @@ RELEASE_DATES: dict[str, date] = {
     "3.15": date(2026, 10, 1),
 }
 
+# plan.sources key: the newer Pythons a plan left after they failed it (a repair's choice, which a
+# reused plan keeps; a Python the date's rules chose gives way to the new date's choice)
+LEFT_NEWER = "python_left_after_failure"
+
 
 class PythonChoice(BaseModel):
     """The chosen version, the ordered fallbacks, and why."""

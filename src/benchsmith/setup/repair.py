@@ -47,6 +47,7 @@ from benchsmith.setup.knowledge import (
     plugin_for_option,
 )
 from benchsmith.setup.metadata_repairs import repair_invalid_metadata
+from benchsmith.setup.pyversion import LEFT_NEWER
 from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
 from benchsmith.setup.requirement_repairs import (
     repair_direct_url,
@@ -91,6 +92,7 @@ def _older_python(plan: Plan, newest: str | None = None) -> str | None:
             continue
         plan.python_fallbacks = [v for v in plan.python_fallbacks if v != candidate]
         previous, plan.python = plan.python, candidate
+        plan.sources[LEFT_NEWER] = [*plan.sources.get(LEFT_NEWER, []), previous]
         return f"switch Python {previous} -> {candidate}"
     return None
 
