@@ -21,7 +21,8 @@ from .script_runner_fixture import COUNT, TALLIES_FILES
 from .test_setup_engine import engine
 
 WAITS = "tallies/tests/test_waits.py"
-# test_wait is a part of test_waits_forever's name: -k matches substrings, so it is left out too
+# test_waits and test_wait are parts of test_waits_forever's name: -k matches substrings, so the
+# rerun leaves them out too; test_waits, which ran before the hang, keeps that result
 WAITS_TESTS = '''import time
 
 from tallies import tally
@@ -29,6 +30,10 @@ from tallies import tally
 
 def test_before():
     assert tally("a b") == 2
+
+
+def test_waits():
+    assert tally("x y z") == 3
 
 
 def test_waits_forever():
@@ -67,6 +72,7 @@ def test_a_hung_bin_test_function_is_left_out_and_the_rest_still_runs(make_repo,
     assert names[f"{WAITS}::test_before"] == names[f"{WAITS}::test_after"] == TestStatus.PASSED
     assert names[f"{COUNT}::test_single"] == TestStatus.PASSED
     assert HANGS not in names and f"{WAITS}::test_wait" not in names
+    assert names[f"{WAITS}::test_waits"] == TestStatus.PASSED  # finished before the hang
     assert record.plan is not None and HANGS in record.plan.deselect
     # the runs of build, verify and evaluate: the instance's files, the hung test named afresh
     plan = record.plan.model_copy(update={"deselect": []})
@@ -83,6 +89,8 @@ def test_a_hung_bin_test_function_is_left_out_and_the_rest_still_runs(make_repo,
         sandbox.close()
     assert run.hung == [HANGS] and run.statuses[HANGS] == TestStatus.FAILED
     assert not [t for t in run.statuses if t.startswith(LATER)], run.statuses  # not one of the files
+    assert run.statuses[f"{WAITS}::test_waits"] == TestStatus.PASSED
+    assert f"{WAITS}::test_wait" not in run.statuses  # never ran: after the hang, left out since
     assert run.statuses[f"{WAITS}::test_after"] == run.statuses[f"{COUNT}::test_two"] == TestStatus.PASSED
     assert [c.command.split("--seed 1 ")[1] for c in run.commands[1:]] == [
         COUNT, f"{WAITS} -k test_before test_after"]
