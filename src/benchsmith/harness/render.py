@@ -42,9 +42,10 @@ def uses_pip(python: str) -> bool:
 
 
 def _installer(plan: Plan) -> list[str]:
+    source_built = [w for name in plan.no_binary for w in ("--no-binary", name)]
     if uses_pip(plan.python):
-        return ["python", "-m", "pip", "install"]
-    return ["uv", "pip", "install", *_pin_flags(plan)]
+        return ["python", "-m", "pip", "install", *source_built]
+    return ["uv", "pip", "install", *_pin_flags(plan), *source_built]
 
 
 def _pin_flags(plan: Plan) -> list[str]:

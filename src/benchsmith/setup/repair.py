@@ -15,6 +15,7 @@ from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.build_repairs import (
     repair_build_dependency,
     repair_declared_requirements,
+    repair_from_source,
     repair_pure_python,
     repair_release_files,
     requirement_key,
@@ -330,6 +331,7 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "yanked": [repair_yanked],
     "python_incompatible": [repair_python],
     "dependency_build_failed": [repair_back_from_editable_move, repair_python],
+    "compiled_dependency_crashed": [repair_from_source],
     "extra_dependency_build_failed": [repair_extra_dependency],
     "removed_api": [repair_back_from_editable_move, repair_python],
     "syntax_error_in_dependency": [repair_back_from_editable_move, repair_python],
