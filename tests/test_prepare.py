@@ -580,6 +580,22 @@ def test_a_bug_that_loops_reproduces_its_fail_to_pass_label_and_gold_resolves_it
 
 
 @pytest.mark.slow
+def test_a_pass_to_pass_label_that_hangs_alone_before_the_patch_gets_no_run_of_its_own_after_it(
+        make_repo, tmp_path: Path) -> None:
+    # before the patch: hangs in the run, then in its run of its own (twice the limit); after
+    # it: hangs in the run, and its verdict is known already, so no run of its own again
+    log = tmp_path / "hang-starts.log"
+    published, mirrors = _calc_with_tests(make_repo, tmp_path, SPACES_TEST + HANGS.format(log=str(log)), {
+        "instance_id": "fixture__calc-11", "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"],
+        "PASS_TO_PASS": [f"{TEST_FILE}::test_hangs"]})
+    out, _ = _prepare(published, mirrors, tmp_path, "--no-refdb", "--stall-timeout", "8")
+    verdict = json.loads(out.read_text())["prepare"]
+    assert verdict["pass_to_pass"]["hung"] == [f"{TEST_FILE}::test_hangs"], verdict
+    assert verdict["fail_to_pass"]["reproduced"] == [f"{TEST_FILE}::test_spaces"]
+    assert log.read_text().splitlines() == ["started"] * 3  # the seeded reruns leave it out
+
+
+@pytest.mark.slow
 def test_a_label_that_differs_once_is_run_again_and_a_flaky_test_is_no_verdict(
         make_repo, tmp_path: Path) -> None:
     tests = SPACES_TEST + ALTERNATES + HANGS.format(log=str(tmp_path / "hang-starts.log"))

@@ -5,11 +5,12 @@ from __future__ import annotations
 import posixpath
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from pydantic import BaseModel, Field
 
 from benchsmith.core import CHECKOUT_PATH, ExecResult, Sandbox, TestStatus
+from benchsmith.harness.names import named_by
 from benchsmith.harness.patches import runnable_test_files
 from benchsmith.harness.render import report_format
 from benchsmith.harness.rerun import hung_labels_again, rerun_commands
@@ -92,7 +93,8 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
     code (as failing), so it costs the stall limit once per side; `hung` (before, after) are
     those known to hang from earlier runs of the same code. A hung test that a published name
     in `labels` (before, after) names gets one run of its own with twice the limit first
-    (:func:`~benchsmith.harness.rerun.hung_labels_again`).
+    (:func:`~benchsmith.harness.rerun.hung_labels_again`), after the code patch only when it
+    did not hang in its own run before.
     """
     files = runnable_test_files(test_patch, "node" if spec.runner == "node" else "python")
     if not files:
@@ -105,7 +107,10 @@ def run_instance_tests(sandbox: Sandbox, spec: TestSpec, patch: str, test_patch:
     applied = apply_patch(sandbox, "code", patch)
     if not applied.ok:
         return Behaviour(before=before, error=f"code patch does not apply: {applied.output.strip()[-200:]}")
-    after = _runs(sandbox, spec, files, runs, timeout, stall_timeout, hung[1], labels[1])
+    # a label that hung before the code patch even in a run of its own has its verdict (a hang
+    # is no pass): after the patch it gets no run of its own again
+    settled = named_by(labels[0], [t for run in before for t in run.hung])
+    after = _runs(sandbox, spec, files, runs, timeout, stall_timeout, hung[1], labels[1], settled)
     if not any(run.statuses for run in after):
         return Behaviour(before=before, after=after,
                          error=f"the tests gave no results: {_first_error(after[0].log_tail)}")
@@ -209,9 +214,11 @@ def _drop_unportable(behaviour: Behaviour, workdir: str) -> None:
 
 
 def _runs(sandbox: Sandbox, spec: TestSpec, files: list[str], runs: int, timeout: float,
-          stall_timeout: float | None, known: list[str], labels: list[str]) -> list[TestRun]:
+          stall_timeout: float | None, known: list[str], labels: list[str],
+          settled: Collection[str] = ()) -> list[TestRun]:
     """`runs` runs of `files`; tests that hung in one (or are `known` to) are left out of the
-    later ones, as failing, unless their run of their own (those `labels` name) passed."""
+    later ones, as failing, unless their run of their own (those `labels` name, but not the
+    `settled` ones) passed."""
     hung: list[str] = list(dict.fromkeys(known))
     done: list[TestRun] = []
     for _ in range(runs):
@@ -220,7 +227,7 @@ def _runs(sandbox: Sandbox, spec: TestSpec, files: list[str], runs: int, timeout
 
         run = run_tests(sandbox, render, spec.runner, timeout, stall_timeout=stall_timeout,
                         report_format=report_format(spec))
-        hung_labels_again(sandbox, spec, run, labels, timeout, stall_timeout)
+        hung_labels_again(sandbox, spec, run, labels, timeout, stall_timeout, settled=settled)
         run.statuses.update(dict.fromkeys(hung, TestStatus.FAILED))
         run.hung = [*hung, *run.hung]
         hung = list(dict.fromkeys(run.hung))

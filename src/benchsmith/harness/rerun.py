@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from benchsmith.core import Sandbox
@@ -83,16 +83,18 @@ def alone_commands(spec: TestSpec, tests: list[str]) -> list[str]:
 
 
 def hung_labels_again(sandbox: Sandbox, spec: TestSpec, run: TestRun, labels: Iterable[str],
-                      timeout: float, stall_timeout: float | None, log: Path | None = None) -> None:
+                      timeout: float, stall_timeout: float | None, log: Path | None = None,
+                      settled: Collection[str] = ()) -> None:
     """The tests of `run` that hung (not crashed) and that a published name in `labels`
     names get one run of their own, with twice the stall limit: a slow test on a loaded
     machine is not a failing one (the published harnesses have no stall limit). What that run
     says is their status in `run`; a test that hangs again stays hung. Nothing without a stall
-    limit, or for a run that cannot be trusted."""
+    limit, or for a run that cannot be trusted, or for the tests `settled` (their verdict is
+    known whatever this run would say)."""
     if not stall_timeout or not run.hung or run.infrastructure:
         return
     named = named_by(labels, run.hung)
-    again = [t for t in run.hung if t in named and t not in run.crashed]
+    again = [t for t in run.hung if t in named and t not in run.crashed and t not in settled]
     commands = alone_commands(spec, again) if again else []
     if not commands:
         return
