@@ -138,3 +138,25 @@ def test_a_build_tool_whose_wheel_crashes_is_built_from_source(make_repo: Any, i
     assert record.plan is not None and record.plan.no_binary == [TOOL]
     assert any(f"--no-binary {TOOL}" in command for command in record.install), record.install
     assert record.tests.PASSED == 2
+
+
+@pytest.mark.slow
+def test_a_reused_plan_that_meets_the_crash_is_repaired_not_dropped(make_repo: Any, index: Path,
+                                                                   tmp_path: Path) -> None:
+    # the plan of an older commit (no build tool then) meets the crashing wheel at a newer one:
+    # building the tool from source fits any plan, so the reused one is repaired in place
+    plain = PYPROJECT.replace(f', "{TOOL}"', "")
+    repo = make_repo("greeting", {"pyproject.toml": plain, "greeting.py": GREETING,
+                                  "setup.py": SETUP_PY.replace(f"from {MODULE} import sub\n", "").replace(
+                                      'sub("{major}.1", major=0)', '"0.1"'),
+                                  "tests/test_greeting.py": TESTS})
+    older = repo.commit({"README.md": "greeting\n"}, date="2023-05-02T12:00:00+00:00")
+    newer = repo.commit({"pyproject.toml": PYPROJECT, "setup.py": SETUP_PY}, date="2023-05-10T12:00:00+00:00")
+    options = SetupOptions(sandbox=LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")),
+                           refdb=str(tmp_path / "ref.sqlite"))
+    assert SetupEngine(options).setup(str(repo.path), rev=older).status == "validated"
+    record = SetupEngine(options).setup(str(repo.path), rev=newer)
+    assert record.status == "validated", record.failure_reason
+    rounds = [(i.origin.split()[0], i.repair) for i in record.iterations]
+    assert rounds == [("reference", f"build {TOOL} from source (the same release, not its wheel)"),
+                      ("repair", None)], rounds

@@ -71,6 +71,9 @@ from benchsmith.setup.system_repairs import (
 from benchsmith.setup.test_environment import repair_test_environment
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
+# failures of a release of the date, not of how the plan fits the commit: a reused plan that
+# meets one is repaired, not left for the rules plan (which would meet it too, rounds later)
+ANY_PLAN: frozenset[DiagnosisKind] = frozenset({"compiled_dependency_crashed"})
 
 
 def _has_package(plan: Plan, name: str) -> bool:
