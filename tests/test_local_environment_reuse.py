@@ -79,23 +79,19 @@ def _sdist(directory: Path, setup_py: str) -> None:
 
 
 class _Index(http.server.BaseHTTPRequestHandler):
-    """PEP 691 JSON pages (sdists and wheels) with upload times (uv's --exclude-newer keeps only dated files),
+    """PEP 691 JSON pages with upload times (uv's --exclude-newer keeps only dated files),
     never cached; a project with no file here is a 404, so uv goes on to PyPI."""
 
     files: Path
 
-    def do_HEAD(self) -> None:  # uv asks a wheel's size first (no ranges served: read whole)
-        self.do_GET(head=True)
-
-    def do_GET(self, head: bool = False) -> None:
+    def do_GET(self) -> None:
         parts = [p for p in self.path.split("/") if p]
         body, kind = b"", "application/octet-stream"
         if len(parts) == 2 and parts[0] == "simple":
             files = [{"filename": f.name, "url": f"/files/{f.name}",
                       "hashes": {"sha256": hashlib.sha256(f.read_bytes()).hexdigest()},
                       "upload-time": "2023-05-01T00:00:00Z"}
-                     for f in sorted([*self.files.glob(f"{parts[1]}-*.tar.gz"),
-                                      *self.files.glob(f"{parts[1].replace('-', '_')}-*.whl")])]
+                     for f in sorted(self.files.glob(f"{parts[1]}-*.tar.gz"))]
             if files:
                 body = json.dumps({"meta": {"api-version": "1.1"}, "name": parts[1],
                                    "files": files}).encode()
@@ -110,8 +106,7 @@ class _Index(http.server.BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if not head:
-            self.wfile.write(body)
+        self.wfile.write(body)
 
     def log_message(self, *args: Any) -> None:
         pass

@@ -103,8 +103,7 @@ class TestResult(BaseModel):
 ErrorCategory = Literal["python", "installation", "testing", "undecidable"]
 # What a diagnosis found; repair rules are keyed by it (setup/repair.py::RULES).
 DiagnosisKind = Literal[
-    "build_dependency_missing", "build_needs_network", "collection_errors", "compiled_dependency_crashed",
-    "dependency_build_failed",
+    "build_dependency_missing", "build_needs_network", "collection_errors", "dependency_build_failed",
     "direct_url_unreachable", "extra_dependency_build_failed", "install_failed", "invalid_metadata",
     "invalid_requirement", "killed", "missing_modules", "missing_path", "missing_plugins", "missing_programs",
     "missing_requirement_file", "needs_network", "needs_service", "network", "no_pep660", "no_tests", "not_in_registry",
@@ -211,8 +210,6 @@ class Plan(BaseModel):
     # own cannot be read by today's installers: setup/metadata_repairs.py)
     dependency_metadata: dict[str, list[str]] = Field(default_factory=dict)
     build_isolation: bool = True
-    # packages built from their source distribution: their wheel of the date crashes here
-    no_binary: list[str] = Field(default_factory=list)
     # settings for one package's build backend, "PACKAGE:KEY" -> VALUE (uv's
     # --config-settings-package), e.g. the project's setuptools editable_mode
     config_settings: dict[str, str] = Field(default_factory=dict)

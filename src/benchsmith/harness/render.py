@@ -42,10 +42,9 @@ def uses_pip(python: str) -> bool:
 
 
 def _installer(plan: Plan) -> list[str]:
-    source_built = [w for name in plan.no_binary for w in ("--no-binary", name)]
     if uses_pip(plan.python):
-        return ["python", "-m", "pip", "install", *source_built]
-    return ["uv", "pip", "install", *_pin_flags(plan), *source_built]
+        return ["python", "-m", "pip", "install"]
+    return ["uv", "pip", "install", *_pin_flags(plan)]
 
 
 def _pin_flags(plan: Plan) -> list[str]:

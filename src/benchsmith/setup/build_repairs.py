@@ -126,35 +126,3 @@ def repair_release_files(plan: Plan, diagnosis: Diagnosis, context: RepoContext)
     version, plan.release_files = found
     return (f"take the generated files the checkout lacks from {context.project_name} {version}'s "
             f"source archive")
-
-
-# the last frame of a traceback before an interpreter-level SystemError: a compiled module's
-# frame names its source relative to its package (`File "Cython/Compiler/Code.py", ... in
-# Cython.Compiler.Code.sub_tempita`), a pure-Python one an absolute path
-_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in ', re.MULTILINE)
-_SYSTEM_ERROR = re.compile(r"^[ \t]*SystemError: .*bad argument to internal function", re.MULTILINE)
-
-
-def compiled_crash(out: str) -> Diagnosis | None:
-    """A package's compiled code failed inside the interpreter while the project built
-    (SystemError: bad argument to internal function): its wheel of the date, built against
-    another patch release of this Python, does not fit here."""
-    error = _SYSTEM_ERROR.search(out)
-    frames = list(_FRAME.finditer(out, 0, error.start())) if error else []
-    if not error or not frames or frames[-1]["path"].startswith(("/", "<")):
-        return None
-    module = frames[-1]["path"].split("/")[0].removesuffix(".py")
-    package = distribution_for_import(module)
-    return Diagnosis(category="installation", kind="compiled_dependency_crashed",
-                     reason=f"the compiled code of {package} crashed in the interpreter "
-                            f"({error.group(0).strip()[:120]})", facts={"package": [package]},
-                     evidence=out[max(0, frames[-1].start() - 400):error.end()])
-
-
-def repair_from_source(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
-    """A package's compiled wheel crashed: the same release, built from its source here."""
-    fresh = [p for p in diagnosis.facts.get("package", []) if p not in plan.no_binary]
-    if not fresh:
-        return None
-    plan.no_binary += fresh
-    return f"build {', '.join(fresh)} from source (the same release, not its wheel)"

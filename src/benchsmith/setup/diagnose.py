@@ -15,7 +15,6 @@ from benchsmith.parsing.failure_groups import (
     collection_errors,
     failure_groups,
 )
-from benchsmith.setup.build_repairs import compiled_crash
 from benchsmith.setup.knowledge.removed_apis import REMOVED_APIS
 from benchsmith.setup.metadata_repairs import diagnose_invalid_metadata
 from benchsmith.setup.resolution import diagnose_resolution
@@ -155,8 +154,8 @@ def diagnose_install(result: ExecResult, project_packages: list[str]) -> Diagnos
                          reason=f"uv rejects a requirement of {invalid.group(1)}: "
                                 f"{_line_with(out, invalid)[:160]}",
                          facts={"files": [invalid.group(1)]}, evidence=log_tail(out, 6))
-    if found := diagnose_invalid_metadata(out) or compiled_crash(out):
-        return found
+    if unreadable := diagnose_invalid_metadata(out):
+        return unreadable
     if network := _NETWORK.search(out):
         return Diagnosis(category="undecidable", kind="network", infrastructure=True,
                          reason=f"package index unreachable: {_line_with(out, network)[:200]}",

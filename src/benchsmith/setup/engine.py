@@ -49,7 +49,7 @@ from benchsmith.setup.record import (
     test_outcome,
 )
 from benchsmith.setup.refdb import ReferenceDB, ReferencePlans
-from benchsmith.setup.repair import ANY_PLAN, RuleRepairer
+from benchsmith.setup.repair import RuleRepairer
 from benchsmith.setup.system_repairs import without_system_packages
 from benchsmith.setup.test_signals import needs_browser, needs_network
 
@@ -194,7 +194,7 @@ class SetupEngine:
             before_repair = None
             if round_number > self.options.max_iterations:
                 break
-            fresh_start = origin.startswith("reference") and candidates and diagnosis.kind not in ANY_PLAN
+            fresh_start = origin.startswith("reference") and candidates
             repaired = (None if diagnosis.kind in exhausted or fresh_start
                         else self._repairer(plan).repair(plan, diagnosis, context))
             if repaired is not None and repaired[0] in tried:

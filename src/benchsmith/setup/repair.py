@@ -15,7 +15,6 @@ from benchsmith.sandbox.pythons import version_key
 from benchsmith.setup.build_repairs import (
     repair_build_dependency,
     repair_declared_requirements,
-    repair_from_source,
     repair_pure_python,
     repair_release_files,
     requirement_key,
@@ -71,9 +70,6 @@ from benchsmith.setup.system_repairs import (
 from benchsmith.setup.test_environment import repair_test_environment
 
 Rule = Callable[[Plan, Diagnosis, RepoContext], str | None]
-# failures of a release of the date, not of how the plan fits the commit: a reused plan that
-# meets one is repaired, not left for the rules plan (which would meet it too, rounds later)
-ANY_PLAN: frozenset[DiagnosisKind] = frozenset({"compiled_dependency_crashed"})
 
 
 def _has_package(plan: Plan, name: str) -> bool:
@@ -334,7 +330,6 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     "yanked": [repair_yanked],
     "python_incompatible": [repair_python],
     "dependency_build_failed": [repair_back_from_editable_move, repair_python],
-    "compiled_dependency_crashed": [repair_from_source],
     "extra_dependency_build_failed": [repair_extra_dependency],
     "removed_api": [repair_back_from_editable_move, repair_python],
     "syntax_error_in_dependency": [repair_back_from_editable_move, repair_python],
