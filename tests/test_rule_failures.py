@@ -488,3 +488,35 @@ def test_a_reused_plan_takes_the_python_of_its_new_date_unless_a_repair_chose_it
     early = PythonEcosystem().adapt(repaired.model_copy(deep=True), RepoContext(), dt.date(2018, 1, 5),
                                     available)
     assert early.python == "3.6" and LEFT_NEWER not in early.sources
+
+
+def test_warnings_raised_as_errors_on_the_python_taken_for_an_editable_install_go_back_first() -> None:
+    # sympy 1.0 (2017): 3.6 moved to 3.7 for the editable install; 3.7's DeprecationWarning on
+    # the collections ABC aliases fails tests under a runner that sets its own warning filters,
+    # where "-W ignore" changes nothing and would end the diagnosis: back to 3.6 is tried first
+    from benchsmith.core import Diagnosis, Plan
+    from benchsmith.parsing.failure_groups import FailureGroup
+    from benchsmith.setup.context_model import RepoContext
+    from benchsmith.setup.editable_repairs import MOVED_FOR_EDITABLE
+    from benchsmith.setup.repair import RuleRepairer
+    from benchsmith.setup.test_environment import environment_causes
+
+    error = ("DeprecationWarning: Using or importing the ABCs from 'collections' instead of from "
+             "'collections.abc' is deprecated, and in 3.8 it will stop working")
+    causes = environment_causes([FailureGroup(error=error, count=4, example="test_sets")])
+    diagnosis = Diagnosis(category="testing", kind="test_environment", reason="warnings", facts=causes)
+    moved = Plan(python="3.7", exclude_newer="2017-06-01T00:00:00Z", editable=True,
+                 sources={MOVED_FOR_EDITABLE: ["3.6"]})
+    repaired = RuleRepairer().repair(moved, diagnosis, RepoContext(build_requires=["setuptools"]))
+    assert repaired is not None and repaired[0].python == "3.6", repaired
+    assert "-W" not in repaired[0].test_args and not repaired[0].editable
+    # on the date's own Python the warnings are left warnings, as before
+    plain = Plan(python="3.6", exclude_newer="2017-06-01T00:00:00Z", editable=True)
+    repaired = RuleRepairer().repair(plain, diagnosis, RepoContext())
+    assert repaired is not None and repaired[0].test_args[-2:] == ["-W", "ignore::DeprecationWarning"]
+    # a warning naming a dependency whose date pin was relaxed: that pin goes back first
+    relaxed = moved.model_copy(update={"exclude_newer_packages": {"numpy": "2018-01-01T00:00:00Z"}})
+    numpy = Diagnosis(category="testing", kind="test_environment", reason="warnings", facts=environment_causes(
+        [FailureGroup(error="DeprecationWarning: numpy.asscalar is deprecated", count=3, example="t")]))
+    repaired = RuleRepairer().repair(relaxed, numpy, RepoContext())
+    assert repaired is not None and repaired[0].python == "3.7" and not repaired[0].exclude_newer_packages

@@ -19,6 +19,7 @@ from benchsmith.setup.context_model import RepoContext
 from benchsmith.setup.date_rules import BUILD_TOOL_FLOOR, allow_build_tool, backend_distribution
 from benchsmith.setup.pyversion import allows_python
 from benchsmith.setup.releases import earliest_satisfying_upload, pin_after
+from benchsmith.setup.test_environment import relaxed_by_warnings
 
 # what uv builds a source distribution without a build-system table with
 UV_LEGACY_SETUPTOOLS = ">=40.8.0"
@@ -164,6 +165,17 @@ def repair_back_from_editable_move(plan: Plan, diagnosis: Diagnosis, context: Re
     del plan.sources[MOVED_FOR_EDITABLE]
     return (f"back to Python {previous} (3.7, taken for the editable install, is too new for the "
             f"code of that date); " + _sources_on_path(plan, context))
+
+
+def repair_warnings_after_editable_move(plan: Plan, diagnosis: Diagnosis, context: RepoContext
+                                        ) -> str | None:
+    """Tests turn warnings into errors on the 3.7 taken only for the editable install (3.7 added
+    some, as the ``collections`` ABC aliases'), none from a dependency whose pin was relaxed: back
+    to the Python before it first. Silencing them with -W may not reach a runner of the date
+    that sets its own warning filters, and a repair that changes nothing ends the diagnosis."""
+    if not diagnosis.facts.get("warnings") or relaxed_by_warnings(plan, diagnosis):
+        return None
+    return repair_back_from_editable_move(plan, diagnosis, context)
 
 
 def repair_newer_backend_build(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:

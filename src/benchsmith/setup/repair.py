@@ -29,6 +29,7 @@ from benchsmith.setup.editable_repairs import (
     repair_develop_as_script,
     repair_editable,
     repair_newer_backend_build,
+    repair_warnings_after_editable_move,
 )
 from benchsmith.setup.extra_imports import extra_for_import
 from benchsmith.setup.extra_repairs import (
@@ -355,7 +356,8 @@ RULES: dict[DiagnosisKind, list[Rule]] = {
     # Last resort when nothing explains the failures: code often predates the newest Python
     # (first the Python taken only for an editable install: 3.7 warns where 3.6 did not).
     "tests_failing": [repair_back_from_editable_move, repair_python_if_tests_ran],
-    "test_environment": [repair_test_environment, repair_python_if_tests_ran],
+    "test_environment": [repair_warnings_after_editable_move, repair_test_environment,
+                         repair_python_if_tests_ran],
 }
 
 

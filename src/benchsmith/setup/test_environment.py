@@ -65,6 +65,14 @@ def environment_causes(groups: list[FailureGroup]) -> dict[str, list[str]]:
     return causes
 
 
+def relaxed_by_warnings(plan: Plan, diagnosis: Diagnosis) -> list[str]:
+    """The dependencies whose date pin was relaxed that the warnings raised as errors name."""
+    warnings = "\n".join(diagnosis.facts.get("warnings", []))
+    return [name for name in plan.exclude_newer_packages
+            if warnings and any(re.search(rf"\b{re.escape(n)}\b", warnings, re.IGNORECASE)
+                                for n in _import_names(name))]
+
+
 def repair_test_environment(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
     """Set what a group of failures says the tests need of their environment: a UTF-8 locale,
     the project's time zone, zone data, warnings left as warnings (or a dependency the date
@@ -84,10 +92,8 @@ def repair_test_environment(plan: Plan, diagnosis: Diagnosis, context: RepoConte
         plan.env["TZ"] = zone[0]
         plan.sources.setdefault("env", []).append(zone[1])
         actions.append(f"run the tests in time zone {zone[0]}, as {zone[1]} does")
-    warnings = "\n".join(facts.get("warnings", []))
-    relaxed = [name for name in plan.exclude_newer_packages
-               if any(re.search(rf"\b{re.escape(n)}\b", warnings, re.IGNORECASE)
-                      for n in _import_names(name))]
+    relaxed = relaxed_by_warnings(plan, diagnosis)
+    warnings = facts.get("warnings")
     if relaxed:
         for name in relaxed:
             del plan.exclude_newer_packages[name]
