@@ -687,3 +687,50 @@ def test_an_instance_older_than_its_groups_python_gets_an_environment_of_its_own
     assert record["prepare"]["setup_commit"] == base and record["python"] in ("3.7", "3.8")
     ids = _gold_resolved(out, mirrors, tmp_path)
     assert ids.get("RESOLVED") == ["fixture__calc-10"], ids
+
+
+DOWNLOADS = '''
+import urllib.request
+
+urllib.request.urlopen("http://data.invalid/tables.csv")  # data fetched while collected
+'''
+
+
+@pytest.mark.slow
+def test_tests_that_download_while_collected_are_not_reproduced_for_the_network(
+        make_repo, tmp_path: Path) -> None:
+    # calc-12's test patch adds a conftest that downloads: the tests give no results at all;
+    # calc-13's test module downloads on import: pytest names only the module. Neither is an
+    # error of the harness nor a naming problem: the cause is the network.
+    import subprocess
+
+    from benchsmith.parsing import reaches_network
+
+    repo = make_repo("calc", {"pyproject.toml": PYPROJECT_TEST_EXTRA, CODE_FILE: CODE, TEST_FILE: TESTS})
+    base = repo.commit({"README.md": "calc\n"}, date="2023-05-10T12:00:00+00:00")
+
+    def diff(files: dict[str, str]) -> str:
+        for name, text in files.items():
+            (repo.path / name).write_text(text)
+        subprocess.run(["git", "add", "-A"], cwd=repo.path, check=True)
+        patch = subprocess.run(["git", "diff", "--cached"], cwd=repo.path, capture_output=True,
+                               text=True, check=True).stdout
+        subprocess.run(["git", "reset", "-q", "--hard"], cwd=repo.path, check=True)
+        return patch
+
+    rows = [{"instance_id": f"fixture__calc-{n}", "base_commit": base, "version": "1.0",
+             "created_at": "2023-05-12T10:00:00Z", "patch": diff({CODE_FILE: PARSE_FIXED}),
+             "test_patch": diff(files), "FAIL_TO_PASS": [f"{TEST_FILE}::test_spaces"],
+             "PASS_TO_PASS": [f"{TEST_FILE}::test_plain"]}
+            for n, files in ((12, {TEST_FILE: SPACES_TEST, "tests/conftest.py": DOWNLOADS}),
+                             (13, {TEST_FILE: DOWNLOADS + SPACES_TEST}))]
+    published, mirrors = published_file(repo.path, tmp_path, "calc", rows[0])
+    published.write_text("".join(json.dumps({**json.loads(published.read_text()), **row}) + "\n"
+                                 for row in rows))
+    out, _ = _prepare(published, mirrors, tmp_path, "--no-refdb")
+    verdicts = {r["instance_id"]: r["prepare"] for r in map(json.loads, out.read_text().splitlines())}
+    conftest, module = verdicts["fixture__calc-12"], verdicts["fixture__calc-13"]
+    assert conftest["status"] == "error" and conftest["cause"] == "network", conftest
+    assert reaches_network(conftest["reason"]), conftest  # the error, as the log says it
+    assert module["status"] == "differs" and module["cause"] == "network", module
+    assert module["fail_to_pass"]["needs_network"] == [f"{TEST_FILE}::test_spaces"], module

@@ -354,7 +354,7 @@ class Preparer:
             return self._failed(item, "error", str(exc), setup_commit)
         if behaviour.error:
             environment.close()  # patches may be half applied: never reuse this sandbox
-            return self._failed(item, "error", behaviour.error, setup_commit)
+            return self._failed(item, "error", behaviour.error, setup_commit, behaviour.error_cause)
         verdict.fingerprint, verdict.setup_commit = item.fingerprint, setup_commit
         verdict.runs, verdict.test_network = len(behaviour.after) or self.runs, network
         spec = _keeping_labels(plan_spec(plan, behaviour.test_files, self.engine.apt), instance)

@@ -6,6 +6,7 @@ import posixpath
 import re
 import time
 from collections.abc import Callable, Collection
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -17,6 +18,7 @@ from benchsmith.harness.rerun import hung_labels_again, rerun_commands
 from benchsmith.harness.testrun import TestRun, run_tests
 from benchsmith.harness.worktree import PATCH_DIR
 from benchsmith.instance import FlakyTest, TestSpec
+from benchsmith.parsing import reaches_network
 from benchsmith.parsing.python_source import declared_flaky
 
 
@@ -36,6 +38,13 @@ class Behaviour(BaseModel):
     test_files: list[str] = Field(default_factory=list)
     tests_s: float = 0.0  # time spent in test runs only
     error: str | None = None
+
+    @property
+    def error_cause(self) -> Literal["network"] | None:
+        """Why the tests gave no results, where their logs say: they tried to reach another
+        host (a test module or conftest downloading data while collected)."""
+        no_results = self.error and self.after and not any(run.statuses for run in self.after)
+        return "network" if no_results and any(reaches_network(run.log_tail) for run in self.after) else None
 
     @property
     def flaky(self) -> list[str]:
