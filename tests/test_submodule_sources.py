@@ -49,7 +49,8 @@ def _sdist(version: str, init: str) -> bytes:
     top = f"{HELPER}-{version}"
     files = {f"{top}/setup.py": f"from setuptools import setup\nsetup(name='{HELPER}', "
                                 f"version='{version}', packages=['{HELPER}'])\n",
-             f"{top}/{HELPER}/__init__.py": init}
+             f"{top}/{HELPER}/__init__.py": init,
+             f"{top}/PKG-INFO": f"Metadata-Version: 1.1\nName: {HELPER}\nVersion: {version}\n"}
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for name, text in files.items():
@@ -129,6 +130,12 @@ def test_a_missing_submodule_is_unpacked_from_the_release_of_the_date(
     assert (dest / HELPER / MARKER).read_text().strip() == f"{HELPER}==1.1"
     assert "3.1" in (dest / HELPER / HELPER / "__init__.py").read_text()
     assert (dest / HELPER / "setup.py").is_file()
+    # its metadata, as `setup.py egg_info` makes it, so that no bootstrap makes it in-process
+    import importlib.metadata
+
+    found = list(importlib.metadata.distributions(path=[str(dest / HELPER)]))
+    assert [(d.metadata["Name"], d.version) for d in found] == [(HELPER, "1.1")]
+    assert (dest / HELPER / f"{HELPER}.egg-info" / "PKG-INFO").is_file()
 
 
 def test_a_missing_submodule_from_a_repository_of_another_name_is_left_empty(

@@ -13,9 +13,11 @@ file :data:`MARKER` in the directory says which release it is, so records can na
 
 from __future__ import annotations
 
+import email.parser
 import hashlib
 import io
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -108,6 +110,7 @@ def provide_from_pypi(repo: Path, missing: list[str], until: str) -> dict[str, s
                 continue
             if f"{package}/__init__.py" not in files:
                 continue  # not the submodule's layout: its package is not at the top
+            files.update(_egg_info(files))
             release = _release(entry["filename"], package)
             target = repo / path
             staging = Path(tempfile.mkdtemp(dir=repo, prefix=".submodule-"))
@@ -120,6 +123,20 @@ def provide_from_pypi(repo: Path, missing: list[str], until: str) -> dict[str, s
             shutil.move(str(staging), target)
             provided[path] = release
     return provided
+
+
+def _egg_info(files: dict[str, bytes]) -> dict[str, bytes]:
+    """The ``<name>.egg-info/PKG-INFO`` that ``setup.py egg_info`` would write, from the sdist's
+    own PKG-INFO, when the sdist holds none. A bootstrap that finds no metadata in the
+    directory makes it in-process with setuptools' ``run_setup``, and Cython's compiled
+    modules can crash the build that follows (``SystemError: bad argument to internal
+    function`` or a segfault, on the first build in a fresh checkout only); with the metadata
+    there the bootstrap only reads it."""
+    if "PKG-INFO" not in files or any(n.endswith(".egg-info/PKG-INFO") for n in files):
+        return {}
+    metadata = email.parser.BytesHeaderParser().parsebytes(files["PKG-INFO"])
+    name = re.sub(r"[^A-Za-z0-9.]+", "_", metadata.get("Name") or "")
+    return {f"{name}.egg-info/PKG-INFO": files["PKG-INFO"]} if name else {}
 
 
 def _urls(repo: Path) -> dict[str, str]:
