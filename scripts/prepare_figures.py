@@ -8,8 +8,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from benchsmith.datasets.verdict import Verdict
 from benchsmith.datasets.prepare_summary import summarize
+from benchsmith.datasets.verdict import Verdict
 
 
 def _summary(run: Path) -> dict:
@@ -32,8 +32,10 @@ def share(part: int, whole: int) -> float | None:
 
 
 def main(out: Path) -> dict:
-    records = [json.loads(line) for line in (out / "prepared.jsonl").read_text().splitlines()
-               if line.strip()]
+    # a resumed run with --retry-failed appends the redone instances: the last record counts
+    records = list({r["instance_id"]: r for r in (
+        json.loads(line) for line in (out / "prepared.jsonl").read_text().splitlines()
+        if line.strip())}.values())
     summary = summarize(records)
     verdicts = {r["instance_id"]: Verdict.model_validate(r["prepare"]) for r in records}
     prepared = [v for v in verdicts.values() if v.status not in ("setup_failed", "error")]

@@ -153,3 +153,21 @@ def test_prs_spread_over_the_years_of_each_repository(tmp_path: Path) -> None:
     missing = subprocess.run([sys.executable, str(ROOT / "scripts" / "prs_by_year.py"), str(tmp_path / "none"),
                               str(out)], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and missing.stderr.startswith("error: ")
+
+
+def test_prepare_figures_count_an_instance_redone_by_a_resumed_run_once(tmp_path: Path) -> None:
+    from benchsmith.datasets.labels import LabelCheck
+    from benchsmith.datasets.verdict import Verdict
+
+    def line(instance: str, status: str) -> str:
+        verdict = Verdict(status=status, fail_to_pass=LabelCheck(total=1, reproduced=["t"] if status == "reproduced" else []))  # type: ignore[arg-type]
+        return json.dumps({"instance_id": instance, "repo": "acme/calc",
+                           "prepare": verdict.model_dump(mode="json")}) + "\n"
+
+    (tmp_path / "prepared.jsonl").write_text(line("calc-1", "error") + line("calc-2", "reproduced")
+                                             + line("calc-1", "reproduced"))
+    made = subprocess.run([sys.executable, str(ROOT / "scripts" / "prepare_figures.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr[-2000:]
+    figures = json.loads(made.stdout)
+    assert (figures["instances"], figures["prepared"]) == (2, 2), figures
