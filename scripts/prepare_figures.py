@@ -10,6 +10,7 @@ from pathlib import Path
 
 from benchsmith.datasets.prepare_summary import summarize
 from benchsmith.datasets.verdict import Verdict
+from benchsmith.harness.jsonl import records_by_key
 
 
 def _summary(run: Path) -> dict:
@@ -33,9 +34,7 @@ def share(part: int, whole: int) -> float | None:
 
 def main(out: Path) -> dict:
     # a resumed run with --retry-failed appends the redone instances: the last record counts
-    records = list({r["instance_id"]: r for r in (
-        json.loads(line) for line in (out / "prepared.jsonl").read_text().splitlines()
-        if line.strip())}.values())
+    records = list(records_by_key(out / "prepared.jsonl", "instance_id").values())
     summary = summarize(records)
     verdicts = {r["instance_id"]: Verdict.model_validate(r["prepare"]) for r in records}
     prepared = [v for v in verdicts.values() if v.status not in ("setup_failed", "error")]

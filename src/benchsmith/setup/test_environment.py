@@ -68,9 +68,11 @@ def environment_causes(groups: list[FailureGroup]) -> dict[str, list[str]]:
 def relaxed_by_warnings(plan: Plan, diagnosis: Diagnosis) -> list[str]:
     """The dependencies whose date pin was relaxed that the warnings raised as errors name."""
     warnings = "\n".join(diagnosis.facts.get("warnings", []))
+    if not warnings:
+        return []
     return [name for name in plan.exclude_newer_packages
-            if warnings and any(re.search(rf"\b{re.escape(n)}\b", warnings, re.IGNORECASE)
-                                for n in _import_names(name))]
+            if any(re.search(rf"\b{re.escape(n)}\b", warnings, re.IGNORECASE)
+                   for n in _import_names(name))]
 
 
 def repair_test_environment(plan: Plan, diagnosis: Diagnosis, context: RepoContext) -> str | None:
