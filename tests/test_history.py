@@ -91,6 +91,27 @@ def test_a_cut_checkout_keeps_nothing_of_later_commits(tmp_path: Path) -> None:
     assert seal_dir(clone, base) == history
 
 
+def test_the_audit_names_each_ref_past_the_commit_or_at_no_commit(tmp_path: Path) -> None:
+    repo, base, later = history_repo(tmp_path)
+    clone = leaky_checkout(tmp_path, repo.path, base)
+    seal_dir(clone, base)
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=clone, input=b"note\n",
+                          capture_output=True, check=True).stdout.decode().strip()
+    _git(clone, "tag", "a-note", blob)
+    _git(clone, "tag", "-a", "-m", "annotated", "an-annotated-note", blob)
+    _git(clone, "tag", "-a", "-m", "kept", "kept-annotated", base)
+    with pytest.raises(BenchsmithError) as found:
+        audit(_dir_run(clone), base, "the clone")
+    assert "refs/tags/a-note points at a blob" in str(found.value)
+    assert "refs/tags/an-annotated-note points at a blob" in str(found.value)
+    assert "kept-annotated" not in str(found.value)
+    for tag in ("a-note", "an-annotated-note"):
+        _git(clone, "tag", "-d", tag)
+    with pytest.raises(BenchsmithError, match="object.s. no kept ref reaches"):
+        audit(_dir_run(clone), base, "the clone")  # the notes themselves are still there
+    assert seal_dir(clone, base).base_commit == base
+
+
 def test_materialized_checkouts_of_any_kind_are_cut(tmp_path: Path) -> None:
     repo, base, _ = history_repo(tmp_path)
     checkout = resolve(str(repo.path), rev=base)

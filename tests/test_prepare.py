@@ -314,7 +314,7 @@ def test_a_test_left_out_for_hanging_runs_again_where_an_instance_is_judged_by_i
     """A test hung while the group's environment was validated (a loaded machine, another
     commit): it stays out of the other instances' runs, but an instance whose labels name it
     runs it, under the stall watchdog, rather than finding its label missing."""
-    from benchsmith.datasets.prepare import _keeping_labels
+    from benchsmith.datasets.verdict import keeping_labels
     from benchsmith.instance import TaskInstance, TestSpec
 
     spec = TestSpec(runner="bintest", deselect=[
@@ -322,16 +322,16 @@ def test_a_test_left_out_for_hanging_runs_again_where_an_instance_is_judged_by_i
         "sympy/sets/tests/test_sets.py::test_union[a b]"])
     judged = TaskInstance(instance_id="sympy__sympy-13437", repo="sympy/sympy", base_commit="a" * 40,
                           FAIL_TO_PASS=["test_bell"], PASS_TO_PASS=["test_bernoulli"])
-    assert _keeping_labels(spec, judged).deselect == ["sympy/sets/tests/test_sets.py::test_union[a b]"]
+    assert keeping_labels(spec, judged).deselect == ["sympy/sets/tests/test_sets.py::test_union[a b]"]
     other = judged.model_copy(update={"FAIL_TO_PASS": ["test_catalan"]})
-    assert _keeping_labels(spec, other) is spec
+    assert keeping_labels(spec, other) is spec
     # names read as grading reads them: a name cut at its first space, a Django description
     cut = judged.model_copy(update={"FAIL_TO_PASS": ["sympy/sets/tests/test_sets.py::test_union[a"]})
-    assert _keeping_labels(spec, cut).deselect == spec.deselect[:1]
+    assert keeping_labels(spec, cut).deselect == spec.deselect[:1]
     unrelated = judged.model_copy(update={"FAIL_TO_PASS": ["test_union (sets.tests.SetTests)"]})
-    assert _keeping_labels(spec, unrelated) is spec  # never a bare function name's guess
+    assert keeping_labels(spec, unrelated) is spec  # never a bare function name's guess
     django = TestSpec(runner="runtests", deselect=["forms_tests.tests.FormsTests.test_union"])
-    assert _keeping_labels(django, unrelated.model_copy(update={"FAIL_TO_PASS": [
+    assert keeping_labels(django, unrelated.model_copy(update={"FAIL_TO_PASS": [
         "test_union (forms_tests.tests.FormsTests)"]})).deselect == []
 
 
@@ -628,6 +628,9 @@ def test_prepare_on_docker_leaves_instance_images_that_evaluate_uses(make_repo, 
     assert record["prepare"]["status"] == "reproduced", record["prepare"]
     labels = docker.from_env().images.get(record["image"]).labels  # the instance image exists
     assert labels["benchsmith.commit"] == record["base_commit"]
+    # built while the next instance would run: the record waited for it and says what it keeps
+    assert record["history"]["base_commit"] == record["base_commit"]
+    assert record["prepare"]["image_s"] > 0
     ids = _gold_resolved(out, mirrors, tmp_path, "--backend", "docker")
     assert ids.get("RESOLVED") == ["fixture__calc-9"], ids
 

@@ -155,7 +155,7 @@ def export(
                         if name == ENV_REPO and commit == instance.base_commit:
                             continue
                         checkout = resolve(source, rev=commit, repo=instance.repo)
-                        dirs[name] = materialize(checkout, Path(scratch) / name, portable=True)
+                        dirs[name] = materialize(checkout, Path(scratch) / name)
                         vendor(dirs[name], instance.install)
                         history = seal_dir(dirs[name], commit, f"{instance.instance_id}'s {name}")
                         if name == "repo":

@@ -203,7 +203,7 @@ def docker_build_env(
         checkout = resolve(record.source, rev=None if record.commit == "worktree" else record.commit,
                            on_date=record.date if record.commit == "worktree" else None,
                            repo=record.repo)
-        repo_dir = materialize(checkout, workspace / "repo", portable=True)
+        repo_dir = materialize(checkout, workspace / "repo")
         vendor(repo_dir, record.install)
         if checkout.git_dir is not None:
             seal_dir(repo_dir, checkout.commit, f"{record.repo} at {checkout.commit[:12]}")

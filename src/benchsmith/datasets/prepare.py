@@ -15,9 +15,16 @@ from pydantic import BaseModel, ValidationError
 
 from benchsmith.core import BenchsmithError, Plan, Sandbox
 from benchsmith.datasets.formats import DatasetFormat, FormatError, normalise
+from benchsmith.datasets.instance_images import Build, ImageBuilds, Judged
 from benchsmith.datasets.labels import Cause, LabelCheck
-from benchsmith.datasets.verdict import FAILED_STATUSES, PrepareStatus, Verdict, judge, slow_labels
-from benchsmith.harness import names
+from benchsmith.datasets.verdict import (
+    FAILED_STATUSES,
+    PrepareStatus,
+    Verdict,
+    judge,
+    keeping_labels,
+    slow_labels,
+)
 from benchsmith.harness.behaviour import Behaviour, run_instance_tests, seeded_reruns
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
 from benchsmith.harness.jsonl import JsonlWriter, Resume, read_records, records_by_key
@@ -133,16 +140,6 @@ def _tests_failed(made: Environment | SetupRecord) -> bool:
             and made.failure_category in ("testing", "undecidable"))
 
 
-def _keeping_labels(spec: TestSpec, instance: TaskInstance) -> TestSpec:
-    """`spec` without the left-out tests (those that hung while its environment was validated,
-    maybe at another commit) that the instance's labels name (read as every grading reads
-    them, :func:`benchsmith.harness.names.named_by`): they are what the instance is judged by,
-    so they run, under the stall watchdog like every test."""
-    named = names.named_by([*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS], spec.deselect)
-    kept = [test for test in spec.deselect if test not in named]
-    return spec if kept == spec.deselect else spec.model_copy(update={"deselect": kept})
-
-
 def group_key(instance: TaskInstance) -> tuple[str, str]:
     """Instances that share an environment: the same repository and environment_setup_commit,
     else the same version, else each its own."""
@@ -255,16 +252,20 @@ class Preparer:
                 yield self._failed(item, "setup_failed", reason, setup_commit, cause)
             return
         self._keep(made, first.repo)
+        builds = ImageBuilds()  # each instance image is built while the next instance runs
         try:
             for item in items:
                 if self.engine.cancelled.is_set():
                     raise KeyboardInterrupt
-                found = self._instance(item, made, source, setup_commit)
-                if found[1].status in ("differs", "fail_to_pass_reproduced") and _python_after(
+                judged = self._instance(item, made, source, setup_commit)
+                if judged[1].status in ("differs", "fail_to_pass_reproduced") and _python_after(
                         made.plan, item.instance, self._pythons()):
-                    found = self._alone(item, source, found)
-                yield found
+                    judged = self._alone(item, source, judged)
+                builds.add(judged[:3], judged[3])
+                yield from builds.ready()
+            yield from builds.rest()
         finally:
+            builds.close()
             made.close()
 
     def _pythons(self) -> list[str]:
@@ -277,8 +278,7 @@ class Preparer:
                 probe.close()
         return self._available
 
-    def _alone(self, item: Published, source: str, found: tuple[Published, Verdict, dict[str, Any]]
-               ) -> tuple[Published, Verdict, dict[str, Any]]:
+    def _alone(self, item: Published, source: str, found: Judged) -> Judged:
         """An instance whose labels are not all reproduced in its group's environment, whose
         Python came out after the instance's date, in an environment of its own: set up at its
         base commit and date, with a Python of then (old code may not run on a newer one: an
@@ -319,7 +319,8 @@ class Preparer:
             self.progress(f"{repo}: environment kept for evaluate ({key.name})")
 
     def _instance(self, item: Published, environment: Environment, source: str, setup_commit: str
-                  ) -> tuple[Published, Verdict, dict[str, Any]]:
+                  ) -> Judged:
+        """The instance judged in the environment, and how its instance image is built."""
         instance = item.instance
         started = time.monotonic()
         plan = environment.plan
@@ -351,16 +352,16 @@ class Preparer:
                 sandbox.set_network(True)  # the next instance may reinstall the project
         except BenchsmithError as exc:
             environment.close()
-            return self._failed(item, "error", str(exc), setup_commit)
+            return (*self._failed(item, "error", str(exc), setup_commit), None)
         if behaviour.error:
             environment.close()  # patches may be half applied: never reuse this sandbox
-            return self._failed(item, "error", behaviour.error, setup_commit, behaviour.error_cause)
+            return (*self._failed(item, "error", behaviour.error, setup_commit,
+                                  behaviour.error_cause), None)
         verdict.fingerprint, verdict.setup_commit = item.fingerprint, setup_commit
         verdict.runs, verdict.test_network = len(behaviour.after) or self.runs, network
-        spec = _keeping_labels(plan_spec(plan, behaviour.test_files, self.engine.apt), instance)
-        image, history = None, None
-        if environment.record.image:
-            image, history = instance_image(self.engine, environment.record, checkout)
+        spec = keeping_labels(plan_spec(plan, behaviour.test_files, self.engine.apt), instance)
+        build: Build | None = (lambda: instance_image(self.engine, environment.record, checkout)
+                               ) if environment.record.image else None
         verdict.environment = environment.record.image or setup_commit
         verdict.instance_s = round(time.monotonic() - started, 2)
         verdict.tests_s = behaviour.tests_s
@@ -373,10 +374,9 @@ class Preparer:
                   "reinstall": render_reinstall(plan) if moved else None, "test": [render_spec(spec)],
                   "test_spec": spec.model_dump(mode="json"), "test_files": behaviour.test_files,
                   "python": plan.python, "exclude_newer": plan.exclude_newer, "runner": plan.runner,
-                  "image": image, "provenance": self.engine.provenance().model_dump(mode="json"),
-                  "history": history.model_dump(mode="json") if history else None,
-                  "prepare": verdict.model_dump(mode="json")}
-        return item, verdict, record
+                  "image": None, "provenance": self.engine.provenance().model_dump(mode="json"),
+                  "history": None, "prepare": verdict.model_dump(mode="json")}
+        return item, verdict, record, build
 
     def _run(self, sandbox: Sandbox, instance: TaskInstance, plan: Plan, runs: int) -> Behaviour:
         """The instance's tests before and after its gold patch, `runs` times per side."""
@@ -387,7 +387,7 @@ class Preparer:
 
     def _spec(self, plan: Plan, instance: TaskInstance) -> TestSpec:
         """How the plan runs the instance's tests (with every test its labels name)."""
-        return _keeping_labels(plan_spec(plan, [], self.engine.apt), instance)
+        return keeping_labels(plan_spec(plan, [], self.engine.apt), instance)
 
     def _failed(self, item: Published, status: PrepareStatus, reason: str, setup_commit: str,
                 cause: Cause | None = None) -> tuple[Published, Verdict, dict[str, Any]]:

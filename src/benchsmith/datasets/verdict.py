@@ -8,8 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from benchsmith.datasets.labels import Cause, LabelCheck, cause_of, check_labels
+from benchsmith.harness import names
 from benchsmith.harness.behaviour import Behaviour
-from benchsmith.instance import FlakyTest, TaskInstance
+from benchsmith.instance import FlakyTest, TaskInstance, TestSpec
 
 PrepareStatus = Literal["reproduced", "fail_to_pass_reproduced", "differs", "setup_failed", "error"]
 FAILED_STATUSES = ("setup_failed", "error")  # no verdict on the labels
@@ -32,6 +33,7 @@ class Verdict(BaseModel):
     instance_s: float = 0.0  # this instance's checkout, install and test runs
     tests_s: float = 0.0  # of which its test runs (before and after the gold patch)
     environment_s: float = 0.0  # setting its group's environment up (once for the group)
+    image_s: float = 0.0  # its instance image, built while the next instance ran its tests
 
 
 def judge(instance: TaskInstance, behaviour: Behaviour) -> Verdict:
@@ -83,3 +85,13 @@ def _consistent(behaviour: Behaviour, side: str) -> dict[str, Any]:
     for name in behaviour.flaky:
         statuses.pop(name, None)
     return statuses
+
+
+def keeping_labels(spec: TestSpec, instance: TaskInstance) -> TestSpec:
+    """`spec` without the left-out tests (those that hung while its environment was validated,
+    maybe at another commit) that the instance's labels name (read as every grading reads
+    them, :func:`benchsmith.harness.names.named_by`): they are what the instance is judged by,
+    so they run, under the stall watchdog like every test."""
+    named = names.named_by([*instance.FAIL_TO_PASS, *instance.PASS_TO_PASS], spec.deselect)
+    kept = [test for test in spec.deselect if test not in named]
+    return spec if kept == spec.deselect else spec.model_copy(update={"deselect": kept})

@@ -190,7 +190,9 @@ def materialize(checkout: Checkout, dest: Path, portable: bool = False) -> Path:
     """Write the files of the checkout's commit into `dest` (a new directory) with git metadata.
 
     `portable` copies the git objects in (instead of borrowing them from the source), so the
-    checkout still works when moved into a container or an image.
+    checkout still works when moved into a container or an image. A checkout whose history is
+    cut afterwards (:func:`benchsmith.harness.history.seal_dir`) needs none: the cut packs the
+    objects it keeps, borrowed ones included, and drops the borrowing.
     """
     if checkout.git_dir is None:
         shutil.copytree(checkout.source, dest, symlinks=True,

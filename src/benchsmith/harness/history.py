@@ -72,9 +72,9 @@ for f in logs FETCH_HEAD ORIG_HEAD MERGE_HEAD CHERRY_PICK_HEAD REVERT_HEAD info/
 done
 [ -n "$(git remote)" ] && echo "problem: remotes: $(git remote | tr '\n' ' ')"
 [ "$(git rev-parse HEAD)" = "$base" ] || echo "problem: HEAD is not at the commit"
-git for-each-ref --format='%(refname)' | while read -r ref; do
-  git merge-base --is-ancestor "$ref" "$base" 2>/dev/null || echo "problem: $ref reaches past the commit"
-done
+git for-each-ref --no-merged "$base" --format='problem: %(refname) reaches past the commit'
+git for-each-ref --format='%(refname) %(objecttype) %(*objecttype)' |
+  awk '{ t = ($3 == "") ? $2 : $3; if (t != "commit") print "problem: " $1 " points at a " t }'
 if [ -f "$g/shallow" ]; then
   for c in $(cat "$g/shallow"); do
     git merge-base --is-ancestor "$c" "$base" 2>/dev/null || echo "problem: shallow graft $c"

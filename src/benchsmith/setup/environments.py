@@ -114,7 +114,7 @@ def instance_image(engine: SetupEngine, record: SetupRecord, checkout: Checkout
     assert record.image is not None and record.commit
     workspace = scratch_dir("src")
     try:
-        repo_dir = materialize(checkout, workspace / "repo", portable=True)
+        repo_dir = materialize(checkout, workspace / "repo")
         vendor(repo_dir, record.install)
         history = seal_dir(repo_dir, checkout.commit, f"{record.repo} at {checkout.commit[:12]}")
         past = record.commit == checkout.commit or is_ancestor(checkout, record.commit)
