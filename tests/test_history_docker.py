@@ -15,6 +15,9 @@ from benchsmith.evaluation.environment import Environments
 from benchsmith.evaluation.run import EvalOptions, Evaluation
 from benchsmith.harness.checkout import resolve
 from benchsmith.sandbox import DockerSandboxConfig
+from benchsmith.sandbox.docker.dependency_images import dependency_image, dependency_name
+from benchsmith.sandbox.docker.images import start_from_image
+from benchsmith.sandbox.docker.rootfs import image_exists
 from benchsmith.setup.engine import SetupEngine
 from benchsmith.setup.environments import instance_image, set_up
 from benchsmith.setup.options import SetupOptions
@@ -88,8 +91,47 @@ def test_environment_and_instance_images_end_at_their_commit(make_repo, client: 
         labels = client.images.get(image).labels
         assert json.loads(labels["benchsmith.history"])["base_commit"] == base
         assert labels["benchsmith.base_layout"]  # the environment's own labels carried over
+        # what it shares instead: the environment without its checkout, squashed once
+        dependencies = dependency_name(newer.record.image)
+        assert client.images.get(dependencies).id in _ancestors(client, image)
+        assert image_contains(client, dependencies, SECRET) == []
+        _runs_its_tests(image, base)
+        # a project installed as a copy keeps the later commit's code in site-packages: no
+        # dependency image then, the instance image is squashed on its own
+        copied = _installed_as_a_copy(newer.record.image)
+        image, _ = instance_image(engine, newer.record.model_copy(update={"image": copied}),
+                                  resolve(str(repo), rev=base))
+        assert dependency_image(copied) is None and not image_exists(client, dependency_name(copied))
+        assert image_contains(client, image, SECRET) == []
+        assert client.images.get(copied).id not in _ancestors(client, image)
+        _runs_its_tests(image, base)
     finally:
         newer.close()
+
+
+def _installed_as_a_copy(env_image: str) -> str:
+    """`env_image` with its project's package copied into site-packages and recorded there as
+    installed (what a non-editable install leaves, and the next install of it removes)."""
+    sandbox = start_from_image(env_image)
+    try:
+        copied = sandbox.exec(
+            "site=$(python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])') && "
+            "cp -r src/calc \"$site/\" && record=$(ls \"$site\"/calc-*.dist-info/RECORD) && "
+            "(cd \"$site\" && find calc -type f | sed 's/$/,,/') >> \"$record\"")
+        assert copied.ok, copied.output
+        return sandbox.snapshot("benchsmith/env.fixture__calc:copied", {})
+    finally:
+        sandbox.close()
+
+
+def _runs_its_tests(image: str, base: str) -> None:
+    sandbox = start_from_image(image)
+    try:
+        assert sandbox.exec("git rev-parse HEAD").output.strip() == base
+        tests = sandbox.exec("python -m pytest -q -p no:cacheprovider tests")
+        assert tests.returncode == 0, tests.output[-2000:]
+    finally:
+        sandbox.close()
 
 
 def _ancestors(client: Any, image: str) -> set[str]:
@@ -127,8 +169,6 @@ def test_published_instances_installed_at_a_later_commit_leak_nothing(
     assert tree_contains(target / "repo", SECRET) == []
     assert json.loads((target / "instance.json").read_text())["history"]["commits"] == 2
     assert image_contains(client, stored, SECRET) == []
-    from benchsmith.sandbox.docker.images import start_from_image
-
     sandbox = start_from_image(stored)
     try:
         assert sandbox.exec("git rev-parse HEAD").output.strip() == calc1.base_commit

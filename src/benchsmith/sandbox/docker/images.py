@@ -6,9 +6,12 @@ images built on top by task mining. Image names come from :mod:`benchsmith.sandb
 
 No layer of an image may hold a later commit than the one it is for: an instance whose
 environment was installed at a commit that is not in its past (a published dataset's
-`environment_setup_commit`, a newer environment reused) is built in a first stage and
-copied, squashed into one layer, into an image of its own (:data:`SQUASH`), so neither that
-commit's checkout nor anything built from it survives underneath.
+`environment_setup_commit`, a newer environment reused) goes on the environment's dependency
+image instead: the environment squashed once without its checkout
+(:mod:`benchsmith.sandbox.docker.dependency_images`); where the project is installed as a copy,
+it is built in a first stage and copied, squashed into one layer, into an image of its own
+(:data:`SQUASH`). Either way neither that commit's checkout nor anything built from it
+survives underneath.
 """
 
 from __future__ import annotations
@@ -171,16 +174,21 @@ def render_instance_dockerfile(env_image: str, repo: str, commit: str, reinstall
     if reinstall:
         lines.append(f"RUN benchsmith-run {shlex.quote(reinstall)}")
     if squash:
-        settings = config or {}
-        env = " ".join(shlex.quote(str(v)) for v in settings.get("Env") or [])
-        labels = " ".join(f"{shlex.quote(str(k))}={shlex.quote(str(v))}" for k, v in
-                          (settings.get("Labels") or {}).items())
-        lines += [FORGET, SQUASH, *([f"ENV {env}"] if env else []), "WORKDIR /work/repo",
-                  f"CMD {json.dumps(settings.get('Cmd') or ['sleep', 'infinity'])}",
-                  *([f"LABEL {labels}"] if labels else [])]
+        lines += [FORGET, SQUASH, *restated(config or {})]
     lines.append(f"LABEL benchsmith=1 benchsmith.repo={repo} benchsmith.commit={commit} "
                  f"benchsmith.env={env_image} {HISTORY_LABEL}={shlex.quote(history.model_dump_json())}")
     return "\n".join(lines) + "\n"
+
+
+def restated(config: dict[str, Any]) -> list[str]:
+    """The instructions that give a squashed image its first stage's `config` (Env,
+    WorkingDir, Cmd, Labels) again."""
+    env = " ".join(shlex.quote(str(v)) for v in config.get("Env") or [])
+    labels = " ".join(f"{shlex.quote(str(k))}={shlex.quote(str(v))}" for k, v in
+                      (config.get("Labels") or {}).items())
+    return [*([f"ENV {env}"] if env else []), "WORKDIR /work/repo",
+            f"CMD {json.dumps(config.get('Cmd') or ['sleep', 'infinity'])}",
+            *([f"LABEL {labels}"] if labels else [])]
 
 
 def build_image(dockerfile: str, checkout_dir: Path, name: str, ca_bundle: str | None = None,
@@ -216,7 +224,13 @@ def build_image(dockerfile: str, checkout_dir: Path, name: str, ca_bundle: str |
 def build_instance_image(env_image: str, repo: str, commit: str, checkout_dir: Path,
                          reinstall: str | None, history: History, squash: bool) -> str:
     """Build the per-instance image for `commit` on top of `env_image` (see
-    :func:`render_instance_dockerfile` for `squash`); `checkout_dir`'s history is cut already."""
+    :func:`render_instance_dockerfile` for `squash`); `checkout_dir`'s history is cut already.
+    Where it would be squashed, it goes on the environment's dependency image instead, when
+    there can be one (:mod:`benchsmith.sandbox.docker.dependency_images`)."""
+    from benchsmith.sandbox.docker.dependency_images import dependency_image
+
+    if squash and (dependencies := dependency_image(env_image)) is not None:
+        env_image, squash = dependencies, False
     config = docker_client().images.get(env_image).attrs.get("Config") or {} if squash else None
     dockerfile = render_instance_dockerfile(env_image, repo, commit, reinstall, history, squash,
                                             config)
