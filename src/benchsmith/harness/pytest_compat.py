@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 import shlex
 
-from benchsmith.core import Sandbox
+from benchsmith.core import ExecResult
 
-# Prints the environment's pytest version, or nothing (no pytest there, or it does not import).
-VERSION_PROBE = "python -c 'import pytest; print(pytest.__version__)' 2>/dev/null"
+# Ends a Python script run with its errors sent elsewhere: prints the environment's pytest
+# version last, or nothing (no pytest there, or it does not import).
+VERSION_PRINT = "\ntry:\n    import pytest\n    print(pytest.__version__)\nexcept Exception:\n    pass\n"
 READS_ADDOPTS = (2, 7)
 KNOWS_OVERRIDE_INI = (3, 0)
 KNOWS_DESELECT = (3, 5)
@@ -23,9 +24,9 @@ _DESELECT = re.compile(r"""\s--deselect\s+('(?:[^']|'"'"')*'|\S+)""")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 
 
-def pytest_version(sandbox: Sandbox) -> tuple[int, int] | None:
-    """(major, minor) of the pytest the sandbox's ``python`` imports; None if it has none."""
-    result = sandbox.exec(VERSION_PROBE, timeout=120)
+def printed_version(result: ExecResult) -> tuple[int, int] | None:
+    """(major, minor) of pytest from the last line a script ending in :data:`VERSION_PRINT`
+    printed; None if the environment has none."""
     match = re.match(r"(\d+)\.(\d+)", result.output.strip().splitlines()[-1]
                      if result.returncode == 0 and result.output.strip() else "")
     return (int(match[1]), int(match[2])) if match else None

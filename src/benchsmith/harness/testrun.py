@@ -27,7 +27,12 @@ from benchsmith.harness.collection_probe import slow_modules, waits_on_network
 from benchsmith.harness.guard import RECORD_DIR, Findings, guard_env, install_script, read_findings
 from benchsmith.harness.names import status_of
 from benchsmith.harness.node_render import REPORT_ENV, REPORT_FILE_FORMATS
-from benchsmith.harness.pytest_compat import adapt, pytest_version, reads_report_option
+from benchsmith.harness.pytest_compat import (
+    VERSION_PRINT,
+    adapt,
+    printed_version,
+    reads_report_option,
+)
 from benchsmith.parsing import network_failures, parse_test_output, running_test
 from benchsmith.parsing.browsers import browser_missing
 from benchsmith.parsing.junit import REPORT_DIR, confirm, junit_statuses, report_options
@@ -140,9 +145,12 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
     outputs: list[str] = []
     blocked: list[str] = []  # modules (their import) and tests found waiting on the network
     stalls = {"hung": 0, "network": 0}
-    sandbox.exec(f"python -c {shlex.quote(_INSTALL_STALL_DUMP + install_script())}", timeout=60)
+    # the guard and the stall dump installed, and pytest's version read, in one process
+    probe = VERSION_PRINT if runner == "pytest" else ""
+    installed = sandbox.exec(f"python -c {shlex.quote(_INSTALL_STALL_DUMP + install_script() + probe)}"
+                             " 2>/dev/null", timeout=120)
     forged: set[str] = set()  # tests a finding fails (all, for "*")
-    version = pytest_version(sandbox) if runner == "pytest" else None
+    version = printed_version(installed) if runner == "pytest" else None
     finished: dict[str, TestStatus] = {}  # what attempts that hung had finished before the hang
     while True:
         finished.update(run.statuses)
