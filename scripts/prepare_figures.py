@@ -52,10 +52,13 @@ def main(out: Path) -> dict:
         "median_instance_over_tests": _median2([v.instance_s / v.tests_s for v in prepared
                                                  if v.tests_s > 0]),
         "median_environment_setup_s": _median([v.environment_s for v in prepared]),
+        # Docker: the instance image, built while the next instance ran (not in instance_s)
+        "median_image_s": _median([v.image_s for v in prepared if v.image_s > 0]),
         "statuses": summary.statuses,
         "not_reproduced_by_cause": summary.causes,
         "per_repo": summary.per_repo,
-        "gold": {k: gold.get(k) for k in ("evaluated", "resolved", "infrastructure_failures", "errors")},
+        "gold": {k: gold.get(k) for k in ("evaluated", "resolved", "infrastructure_failures", "errors",
+                                          "median_duration_over_tests")},
         "empty": {k: empty.get(k) for k in ("evaluated", "resolved", "empty_patches")},
         "not_reproduced": {iid: f"{v.cause}: {v.status}: {v.reason}"[:300]
                            for iid, v in sorted(verdicts.items()) if v.status != "reproduced"},

@@ -159,15 +159,16 @@ def test_prepare_figures_count_an_instance_redone_by_a_resumed_run_once(tmp_path
     from benchsmith.datasets.labels import LabelCheck
     from benchsmith.datasets.verdict import Verdict
 
-    def line(instance: str, status: str) -> str:
-        verdict = Verdict(status=status, fail_to_pass=LabelCheck(total=1, reproduced=["t"] if status == "reproduced" else []))  # type: ignore[arg-type]
+    def line(instance: str, status: str, image_s: float = 0.0) -> str:
+        verdict = Verdict(status=status, fail_to_pass=LabelCheck(total=1, reproduced=["t"] if status == "reproduced" else []), image_s=image_s)  # type: ignore[arg-type]
         return json.dumps({"instance_id": instance, "repo": "acme/calc",
                            "prepare": verdict.model_dump(mode="json")}) + "\n"
 
-    (tmp_path / "prepared.jsonl").write_text(line("calc-1", "error") + line("calc-2", "reproduced")
-                                             + line("calc-1", "reproduced"))
+    (tmp_path / "prepared.jsonl").write_text(line("calc-1", "error") + line("calc-2", "reproduced", 4.0)
+                                             + line("calc-1", "reproduced", 6.0))
     made = subprocess.run([sys.executable, str(ROOT / "scripts" / "prepare_figures.py"), str(tmp_path)],
                           capture_output=True, text=True, timeout=120)
     assert made.returncode == 0, made.stderr[-2000:]
     figures = json.loads(made.stdout)
     assert (figures["instances"], figures["prepared"]) == (2, 2), figures
+    assert figures["median_image_s"] == 5.0
