@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.evaluation.environment import Environments
+from benchsmith.core import Sandbox
+from benchsmith.evaluation.environment import Environments, environment_key
 from benchsmith.evaluation.run import EvalOptions, Evaluation
+from benchsmith.harness.worktree import Worktree, checkpoint_tree
 from benchsmith.sandbox import DockerSandboxConfig
 
-from .evaluation_fixture import build_instances, prediction
+from .evaluation_fixture import CODE_FILE, build_instances, prediction
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
@@ -40,6 +42,26 @@ def test_fix_and_test_mode_in_containers_reuse_the_instance_image(make_repo, tmp
                              [prediction(calc1.instance_id, calc1.test_patch)])
         assert report.environment_reused and report.resolved, report.error
         assert report.test.coverage.value == 1.0
+        # A container started ahead has its checkout's tree recorded there: opened, it needs no
+        # checkpoint of its own, and patches on it go back to that tree.
+        primed: list[str | None] = []
+
+        def prime(sandbox: Sandbox) -> str | None:
+            primed.append(checkpoint_tree(sandbox))
+            return primed[-1]
+
+        store = environments.store
+        store.warm(environment_key(calc1), prime)
+        stored = store.open(environment_key(calc1))
+        assert stored is not None and stored.pristine and stored.tree == primed[0] is not None
+        try:
+            worktree = Worktree(stored.sandbox, base=stored.tree)
+            original = worktree.read(CODE_FILE)
+            assert worktree.apply("model", calc1.patch).applied and worktree.read(CODE_FILE) != original
+            worktree.reset()
+            assert worktree.read(CODE_FILE) == original
+        finally:
+            stored.sandbox.close()
     finally:
         client.images.remove(image, force=True)
     import os

@@ -28,7 +28,7 @@ from benchsmith.harness.prepare import (
     prepare_sandbox,
     reinstall_between,
 )
-from benchsmith.harness.worktree import PATCH_DIR, Worktree
+from benchsmith.harness.worktree import PATCH_DIR, Worktree, checkpoint_tree
 from benchsmith.instance import TaskInstance
 from benchsmith.sandbox.config import SandboxConfig
 from benchsmith.sandbox.store import EnvironmentKey, make_prepared_store, make_store
@@ -112,7 +112,9 @@ class Environments:
         if stored is not None:
             sandbox = stored.sandbox
             try:
-                worktree = _pristine(sandbox, stored.tree) if stored.tree else Worktree(sandbox)
+                worktree = (Worktree(sandbox, base=stored.tree) if stored.pristine and stored.tree
+                            else _pristine(sandbox, stored.tree) if stored.tree
+                            else Worktree(sandbox))
             except BaseException:
                 sandbox.close()
                 raise
@@ -138,7 +140,7 @@ class Environments:
     def warm(self, instance: TaskInstance) -> None:
         """Start opening the instance's environment in the background where the backend can
         (evaluations are pipelined)."""
-        self.store.warm(environment_key(instance))
+        self.store.warm(environment_key(instance), checkpoint_tree)
 
     def close(self) -> None:
         """Remove what was started ahead for evaluations that never came."""

@@ -48,6 +48,16 @@ for name in sys.argv[2:]:
 """
 
 
+def checkpoint_tree(sandbox: Sandbox) -> str | None:
+    """The checkout's tree as :meth:`Worktree.checkpoint` records it (None: it cannot be)."""
+    return _tree(sandbox.exec(_CHECKPOINT, timeout=300))
+
+
+def _tree(result: ExecResult) -> str | None:
+    tree = result.output.strip().splitlines()[-1] if result.ok and result.output.strip() else ""
+    return tree if len(tree) in (40, 64) else None
+
+
 class ApplyResult(BaseModel):
     """Whether a patch applied, how, and (for custom diffs) the unified diff that was applied."""
 
@@ -62,11 +72,13 @@ class ApplyResult(BaseModel):
 class Worktree:
     """The checkout in a sandbox, with checkpoints to return to."""
 
-    def __init__(self, sandbox: Sandbox, timeout: float = 300) -> None:
+    def __init__(self, sandbox: Sandbox, timeout: float = 300, base: str | None = None) -> None:
+        """`base`: the checkout's tree as it is, when a checkpoint just recorded it
+        (:func:`checkpoint_tree`), else one is taken now."""
         self.sandbox = sandbox
         self.timeout = timeout
-        self.current: str | None = None  # the last checkpoint, while nothing else changed files
-        self.base = self.checkpoint()
+        self.current: str | None = base  # the last checkpoint, while nothing else changed files
+        self.base = base or self.checkpoint()
 
     def _git(self, command: str) -> ExecResult:
         return self.sandbox.exec(command, timeout=self.timeout)
@@ -77,8 +89,8 @@ class Worktree:
         `before` is a shell command run first in the same call (one round trip fewer).
         """
         result = self._git(f"{before} && {_CHECKPOINT}" if before else _CHECKPOINT)
-        tree = result.output.strip().splitlines()[-1] if result.ok and result.output.strip() else ""
-        if not result.ok or len(tree) not in (40, 64):
+        tree = _tree(result)
+        if tree is None:
             raise BenchsmithError(f"cannot checkpoint the work tree: {result.output.strip()[-200:]}")
         self.current = tree
         return tree

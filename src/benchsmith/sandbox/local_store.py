@@ -6,7 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -71,7 +71,7 @@ class LocalStore:
         """Close the sandbox; its directory (a persistent root) stays."""
         sandbox.close()
 
-    def warm(self, key: EnvironmentKey) -> None:
+    def warm(self, key: EnvironmentKey, prime: Callable[[Sandbox], str | None]) -> None:
         """Nothing to start ahead locally."""
 
     def close(self) -> None:

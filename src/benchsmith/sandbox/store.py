@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -51,6 +52,8 @@ class Stored:
     sandbox: Sandbox
     tree: str | None
     history: History | None = None  # what its checkout keeps of git history (cut when saved)
+    # the checkout is `tree` already (recorded while it was opened ahead): no reset needed
+    pristine: bool = False
 
 
 class EnvironmentStore(Protocol):
@@ -75,8 +78,9 @@ class EnvironmentStore(Protocol):
     def release(self, sandbox: Sandbox) -> None:
         """Done with a sandbox this store opened or prepared (the environment stays)."""
 
-    def warm(self, key: EnvironmentKey) -> None:
-        """Start opening `key` in the background, if that saves time later."""
+    def warm(self, key: EnvironmentKey, prime: Callable[[Sandbox], str | None]) -> None:
+        """Start opening `key` in the background, if that saves time later; `prime`, run there
+        too, returns the checkout's tree as it is (the reopened one's `tree`)."""
 
     def close(self) -> None:
         """Stop background work and remove what was started for nothing."""

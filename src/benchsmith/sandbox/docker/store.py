@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 
@@ -23,7 +24,7 @@ class DockerStore:
     def __init__(self, config: DockerSandboxConfig) -> None:
         self.config = config
         self._warmer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchsmith-warm")
-        self._warm: dict[str, Future[DockerSandbox]] = {}
+        self._warm: dict[str, Future[tuple[DockerSandbox, str | None]]] = {}
         # evaluations on several threads warm and take containers: one at a time, or a
         # container started twice for the same key would be lost and never removed
         self._lock = threading.Lock()
@@ -45,8 +46,9 @@ class DockerStore:
         history = labels.get(HISTORY_LABEL)
         if labels.get("benchsmith.base_layout") != BASE_LAYOUT or not history:
             return None  # none yet, made on an older base image, or its history not cut
-        return Stored(sandbox=self._take_warm(key.name) or start_from_image(image, self.config),
-                      tree=None, history=History.model_validate_json(history))
+        sandbox, tree = self._take_warm(key.name) or (start_from_image(image, self.config), None)
+        return Stored(sandbox=sandbox, tree=tree, history=History.model_validate_json(history),
+                      pristine=tree is not None)
 
     def config_for(self, key: EnvironmentKey) -> DockerSandboxConfig:
         """New environments are prepared from the ordinary base images."""
@@ -66,15 +68,16 @@ class DockerStore:
         waits for it before exiting)."""
         threading.Thread(target=sandbox.close, name="benchsmith-close").start()
 
-    def warm(self, key: EnvironmentKey) -> None:
-        """Start a container of `key`'s image in the background, so opening it does not wait."""
+    def warm(self, key: EnvironmentKey, prime: Callable[[Sandbox], str | None]) -> None:
+        """Start a container of `key`'s image in the background and `prime` it (its first
+        look at the checkout is the slow one), so opening it does not wait."""
         image = self.image(key)
         with self._lock:
             if key.name in self._warm or not image_exists(docker_client(), image):
                 return
-            self._warm[key.name] = self._warmer.submit(start_from_image, image, self.config)
+            self._warm[key.name] = self._warmer.submit(_primed, image, self.config, prime)
 
-    def _take_warm(self, name: str) -> DockerSandbox | None:
+    def _take_warm(self, name: str) -> tuple[DockerSandbox, str | None] | None:
         with self._lock:
             future = self._warm.pop(name, None)
         if future is None:
@@ -90,4 +93,14 @@ class DockerStore:
             warmed, self._warm = self._warm, {}
         for future in warmed.values():
             if not future.cancel() and future.exception() is None:
-                future.result().close()
+                future.result()[0].close()
+
+
+def _primed(image: str, config: DockerSandboxConfig, prime: Callable[[Sandbox], str | None]
+            ) -> tuple[DockerSandbox, str | None]:
+    sandbox = start_from_image(image, config)
+    try:
+        return sandbox, prime(sandbox)
+    except BaseException:
+        sandbox.close()
+        raise
