@@ -70,12 +70,13 @@ def dependency_image(env_image: str) -> str | None:
             return name
         config = client.images.get(env_image).attrs.get("Config") or {}
         with tempfile.TemporaryDirectory(prefix=scratch_prefix("deps")) as scratch:
-            (Path(scratch) / "repo").mkdir()
-            (Path(scratch) / "check" / "copies").parent.mkdir()
-            (Path(scratch) / "check" / "copies").write_text(INSTALLED_COPY_CHECK)
+            empty, check = Path(scratch) / "repo", Path(scratch) / "check"
+            empty.mkdir()
+            check.mkdir()
+            (check / "copies").write_text(INSTALLED_COPY_CHECK)
             try:
-                build_image(render_dependency_dockerfile(env_image, config),
-                            Path(scratch) / "repo", name, context_dirs={"check": Path(scratch) / "check"})
+                build_image(render_dependency_dockerfile(env_image, config), empty, name,
+                            context_dirs={"check": check})
             except BenchsmithError as exc:
                 if _COPIED not in str(exc):
                     raise
