@@ -62,6 +62,21 @@ def test_fix_and_test_mode_in_containers_reuse_the_instance_image(make_repo, tmp
             assert worktree.read(CODE_FILE) == original
         finally:
             stored.sandbox.close()
+        # Started ahead for tests without the network, a container is off it before it is
+        # opened; for a harness that installs its tools first, it keeps the network.
+        mode = DockerSandboxConfig().network_mode
+        for tools, connected in ((False, False), (True, True)):
+            environments.warm(calc1, tools=tools)
+            stored = store.open(environment_key(calc1))
+            assert stored is not None and stored.pristine
+            try:
+                networks = client.api.inspect_container(stored.sandbox.container_id)[
+                    "NetworkSettings"]["Networks"] or {}
+                assert (mode in networks) is connected
+                assert stored.sandbox.set_network(False)
+            finally:
+                stored.sandbox.close()
+        assert again.network["tests"] == "none (loopback only)"
     finally:
         client.images.remove(image, force=True)
     import os

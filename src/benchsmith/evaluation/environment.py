@@ -137,10 +137,19 @@ class Environments:
         return OpenedEnvironment(sandbox=sandbox, worktree=worktree, history=history,
                                  reused=stored is not None, environment="installed")
 
-    def warm(self, instance: TaskInstance) -> None:
+    def warm(self, instance: TaskInstance, tools: bool = False) -> None:
         """Start opening the instance's environment in the background where the backend can
-        (evaluations are pipelined)."""
-        self.store.warm(environment_key(instance), checkpoint_tree)
+        (evaluations are pipelined): its checkout's tree recorded and, unless the harness
+        installs `tools` there first or the tests keep the network, the network taken away."""
+        offline = not (tools or self.test_network)
+
+        def prime(sandbox: Sandbox) -> str | None:
+            tree = checkpoint_tree(sandbox)
+            if offline:  # opening it asks again, of a sandbox that knows the answer
+                sandbox.set_network(False)
+            return tree
+
+        self.store.warm(environment_key(instance), prime)
 
     def close(self) -> None:
         """Remove what was started ahead for evaluations that never came."""

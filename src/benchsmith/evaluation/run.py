@@ -165,7 +165,7 @@ class Evaluation:
             return report
         try:
             if upcoming is not None:
-                self.environments.warm(upcoming)
+                self.environments.warm(upcoming, tools=self._tools(upcoming) is not None)
             # The limit covers the evaluation, not the environment's preparation and release.
             with self.environments.open(instance, self._tools(instance),
                                         lambda kind: setattr(report, "environment", kind)) as env, \

@@ -103,6 +103,7 @@ class DockerSandbox:
         self._image_pythons: dict[str, str] | None = None
         self._counter = 0
         self._closed = False
+        self._connected: bool | None = None  # to its network, as this object last set or saw
         _LIVE.add(self)
 
     # -- lifecycle -----------------------------------------------------------------
@@ -255,13 +256,14 @@ class DockerSandbox:
         if mode == "host" or ":" in mode:
             return enabled
         container = self._ensure_started()
-        network = self.client.networks.get(mode)
-        connected = mode in (self.client.api.inspect_container(container)["NetworkSettings"]
-                             .get("Networks") or {})
-        if enabled and not connected:
-            network.connect(container)
-        elif not enabled and connected:
-            network.disconnect(container)
+        if self._connected is None:  # asked once; afterwards only this object changes it
+            self._connected = mode in (self.client.api.inspect_container(container)
+                                       ["NetworkSettings"].get("Networks") or {})
+        if enabled and not self._connected:
+            self.client.api.connect_container_to_network(container, mode)
+        elif not enabled and self._connected:
+            self.client.api.disconnect_container_from_network(container, mode)
+        self._connected = enabled
         return True
 
     def snapshot(self, name: str, labels: dict[str, str]) -> str:
