@@ -136,6 +136,43 @@ def test_already_applied_patch_is_detected(make_repo, tmp_path: Path) -> None:
         assert sandbox.read_file("src/calc/__init__.py").decode() == CODE
 
 
+def test_a_patch_applied_over_restored_paths_starts_from_them(make_repo, tmp_path: Path) -> None:
+    """The gold test patch is applied in the command that puts the test files back: when it
+    needs another method, or applies with none, the state it starts from is the restored one."""
+    from benchsmith.harness.worktree import Worktree
+    from benchsmith.sandbox import LocalSandboxConfig, make_sandbox
+
+    from .evaluation_fixture import PARSE_TEST, TEST_FILE, TESTS
+
+    repo, instances = build_instances(make_repo)
+    calc1 = instances["fixture__calc-1"]
+    # the prediction changes the test file too; the gold test patch's context no longer
+    # matches exactly, and it has no index line: only `patch --fuzz` applies it
+    hostile = working_diff(repo, {CODE_FILE: PARSE_FIXED, TEST_FILE: TESTS + "\nX = 1\n"})
+    fuzzy = "\n".join(line for line in calc1.test_patch.splitlines()
+                      if not line.startswith("index "))
+    fuzzy = fuzzy.replace(" def test_total():", " def test_totals():") + "\n"
+    with make_sandbox(LocalSandboxConfig()) as sandbox:
+        sandbox.upload(repo, sandbox.workdir)
+        worktree = Worktree(sandbox)
+        worktree.stage({"model": hostile, "gold_test": fuzzy})
+        assert worktree.apply("model", hostile).method == "git apply"
+        applied = worktree.apply("gold_test", fuzzy, restoring=[TEST_FILE])
+        assert applied.method == "patch --fuzz", applied
+        assert sandbox.read_file(TEST_FILE).decode() == PARSE_TEST
+        assert sandbox.read_file(CODE_FILE).decode() == PARSE_FIXED
+        worktree.reset()
+        assert worktree.apply("model", hostile).applied
+        failed = worktree.apply("gold_test", "--- a/nothing.py\n+++ b/nothing.py\n@@ -1 +1 @@\n-a\n+b\n",
+                                restoring=[TEST_FILE])
+        assert not failed.applied and failed.tried == ["git apply", "git apply --3way", "patch --fuzz"]
+        assert sandbox.read_file(TEST_FILE).decode() == TESTS  # put back, nothing applied
+        assert sandbox.read_file(CODE_FILE).decode() == PARSE_FIXED
+        worktree.reset()
+        assert sandbox.read_file(TEST_FILE).decode() == TESTS
+        assert sandbox.read_file(CODE_FILE).decode() == CODE
+
+
 def test_rerun_reuses_reports_only_for_unchanged_predictions(make_repo, tmp_path: Path) -> None:
     repo, instances = build_instances(make_repo)
     evaluation = evaluator(repo, tmp_path, "fix", run_id="again")

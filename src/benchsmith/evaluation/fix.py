@@ -19,6 +19,7 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
                  stall_timeout: float | None = None) -> None:
     """Fill `report` for a predicted fix, as SWE-bench grades it. A test that stops making
     progress for `stall_timeout` seconds counts as failing, and the others run without it."""
+    worktree.stage({"model": prediction.model_patch, "gold_test": instance.test_patch})
     report.apply = worktree.apply("model", prediction.model_patch)
     if not report.apply.applied:
         report.error = f"the predicted patch does not apply: {report.apply.error}"
@@ -28,8 +29,8 @@ def evaluate_fix(worktree: Worktree, instance: TaskInstance, prediction: Predict
     # files and settings it changed go back to the base (a conftest hook, a pytest.ini, a .pth
     # file), and, as in SWE-bench, the gold test patch's files are reset before it is applied.
     outcome.reset = worktree.reset_test_settings(prediction.model_patch, instance.patch)
-    worktree.restore_paths(touched_files(instance.test_patch))
-    test_patch = worktree.apply("gold_test", instance.test_patch)
+    test_patch = worktree.apply("gold_test", instance.test_patch,
+                                restoring=touched_files(instance.test_patch))
     outcome.test_patch_applied = test_patch.applied
     if not test_patch.applied:
         report.error = f"the gold test patch does not apply on top of the prediction: {test_patch.error}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 import uuid
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -133,6 +134,24 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
                                   report_format)[0]
 
 
+# Sandboxes whose guard was installed ahead (:func:`install_guard`), with what that printed:
+# their next test run takes it instead of installing the guard again.
+_GUARDED: weakref.WeakKeyDictionary[Sandbox, tuple[str, ExecResult]] = weakref.WeakKeyDictionary()
+
+
+def install_guard(sandbox: Sandbox, runner: str, ahead: bool = False) -> ExecResult:
+    """Install the runner-integrity guard and the stall dump in the sandbox's Python and, for
+    `runner` pytest, print pytest's version there, in one process. `ahead`: for the sandbox's
+    next test run of `runner` (a container started before it is used), which then installs
+    nothing itself."""
+    probe = VERSION_PRINT if runner == "pytest" else ""
+    script = _INSTALL_STALL_DUMP + install_script() + probe
+    result = sandbox.exec(f"python -c {shlex.quote(script)} 2>/dev/null", timeout=120)
+    if ahead:
+        _GUARDED[sandbox] = (runner, result)
+    return result
+
+
 def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runner: str,
                            timeout: float, log: Path | None = None,
                            stall_timeout: float | None = None, env: dict[str, str] | None = None,
@@ -145,10 +164,9 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
     outputs: list[str] = []
     blocked: list[str] = []  # modules (their import) and tests found waiting on the network
     stalls = {"hung": 0, "network": 0}
-    # the guard and the stall dump installed, and pytest's version read, in one process
-    probe = VERSION_PRINT if runner == "pytest" else ""
-    installed = sandbox.exec(f"python -c {shlex.quote(_INSTALL_STALL_DUMP + install_script() + probe)}"
-                             " 2>/dev/null", timeout=120)
+    ahead = _GUARDED.pop(sandbox, None)
+    installed = (ahead[1] if ahead and ahead[0] == runner
+                 else install_guard(sandbox, runner))
     forged: set[str] = set()  # tests a finding fails (all, for "*")
     version = printed_version(installed) if runner == "pytest" else None
     finished: dict[str, TestStatus] = {}  # what attempts that hung had finished before the hang
@@ -189,7 +207,7 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
                 written = junit is not None
                 run.unconfirmed += unconfirmed
                 run.report_missing = run.report_missing or (not written and bool(console))
-            findings = read_findings(sandbox, record, report, junit)
+            findings = read_findings(sandbox, record, report, junit)  # both files removed
             forged |= _note_findings(run, findings, outputs)
             tests = portable_names(tests, sandbox.workdir)
             run.statuses.update(tests)
@@ -295,7 +313,6 @@ def _confirmed(sandbox: Sandbox, report: str, tests: dict[str, TestStatus]
         written = junit_statuses(junit)
     except (OSError, ValueError):
         return (*confirm(tests, None), None)
-    sandbox.exec(f"rm -f {report}", timeout=60)
     return (*confirm(tests, written), junit)
 
 
