@@ -1,24 +1,37 @@
-"""The runner-integrity guard installed ahead (in a container started before it is used): the
-next test run there takes it instead of installing it again, once, and only for its runner."""
+"""The runner-integrity guard is installed before every test run: for pytest, once in a process
+of its own that also reads pytest's version (remembered for the sandbox), afterwards in the
+first test command's own exec, so a test that removed it in one run does not escape it in the
+next."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from benchsmith.core import ExecResult
-from benchsmith.harness.testrun import install_guard, run_tests
+from benchsmith.harness.testrun import run_tests
 from benchsmith.sandbox import LocalSandboxConfig, make_sandbox
 
-TESTS = """import unittest
+from .test_evaluate_tamper import REPLACE_FROM_ITEM_AND_CALL
+
+REMOVES_THE_GUARD = """import os
+import sysconfig
 
 
-class T(unittest.TestCase):
-    def test_one(self):
-        self.assertTrue(True)
+def test_one():
+    site = sysconfig.get_paths()["purelib"]
+    for name in ("_benchsmith_guard.py", "benchsmith_guard.pth"):
+        os.remove(os.path.join(site, name))
+"""
+# a test that fails, importing project code that makes pytest report every test as passed
+FAILS_WITH_FORGED_REPORTS = """import forged  # noqa: F401
+
+
+def test_one():
+    assert False
 """
 
 
-def test_a_guard_installed_ahead_serves_the_next_run_of_its_runner_only(tmp_path: Path) -> None:
+def test_the_guard_is_installed_again_in_each_run_without_a_probe_of_its_own(tmp_path: Path) -> None:
     sandbox = make_sandbox(LocalSandboxConfig(tmp_dir=str(tmp_path / "boxes")))
     commands: list[str] = []
     run = sandbox.exec
@@ -29,24 +42,28 @@ def test_a_guard_installed_ahead_serves_the_next_run_of_its_runner_only(tmp_path
 
     try:
         sandbox.setup_python("3.11")
-        sandbox.write_file("test_t.py", TESTS.encode())
+        assert sandbox.exec("uv pip install 'pytest==8.3.3'",
+                            env={"UV_EXCLUDE_NEWER": "2024-10-01T00:00:00Z"}).ok
         sandbox.exec = counted  # type: ignore[method-assign]
 
-        def installs(runner: str) -> int:
+        def tests(source: str) -> tuple[object, list[str]]:
             commands.clear()
-            result = run_tests(sandbox, ["python -m unittest -v test_t"], runner, 120)
-            assert result.passed("test_t.T.test_one"), result.statuses
-            return sum("_benchsmith_guard" in command for command in commands)
+            sandbox.write_file("test_t.py", source.encode())
+            result = run_tests(sandbox, ["python -m pytest -rA -v -p no:cacheprovider test_t.py"],
+                               "pytest", 120)
+            probes = [c for c in commands if "_benchsmith_guard" in c and "test_t.py" not in c]
+            installed = [c for c in commands if "_benchsmith_guard" in c and "test_t.py" in c]
+            return result, [*(["probe"] * len(probes)), *(["in the command"] * len(installed))]
 
-        assert installs("unittest") == 1
-        assert install_guard(sandbox, "unittest", ahead=True).ok
-        assert installs("unittest") == 0  # taken from the install ahead
-        assert installs("unittest") == 1  # once
-        install_guard(sandbox, "pytest", ahead=True)
-        assert installs("unittest") == 1  # installed ahead for another runner
+        result, how = tests(REMOVES_THE_GUARD)
+        assert result.passed("test_t.py::test_one") and how == ["probe"]
+        sandbox.write_file("forged.py", REPLACE_FROM_ITEM_AND_CALL.encode())
+        result, how = tests(FAILS_WITH_FORGED_REPORTS)
+        assert how == ["in the command"]
+        assert not result.passed("test_t.py::test_one")
+        assert any("replaced pytest's reporting" in line for line in result.tampered), result.tampered
     finally:
         sandbox.close()
-
 
 FLOODS = """import os
 import unittest

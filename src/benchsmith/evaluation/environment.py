@@ -140,14 +140,15 @@ class Environments:
 
     def warm(self, instance: TaskInstance, tools: bool = False) -> None:
         """Start opening the instance's environment in the background where the backend can
-        (evaluations are pipelined): its checkout's tree recorded, the guard of its test runs
-        installed (:func:`~benchsmith.harness.testrun.install_guard`) and, unless the harness
+        (evaluations are pipelined): its checkout's tree recorded, pytest's version read there
+        (:func:`~benchsmith.harness.testrun.install_guard`) and, unless the harness
         installs `tools` there first or the tests keep the network, the network taken away."""
         offline = not (tools or self.test_network)
 
         def prime(sandbox: Sandbox) -> str | None:
             tree = checkpoint_tree(sandbox)
-            install_guard(sandbox, instance.test_runner, ahead=True)
+            if instance.test_runner == "pytest":  # the version its test commands are fit to
+                install_guard(sandbox)
             if offline:  # opening it asks again, of a sandbox that knows the answer
                 sandbox.set_network(False)
             return tree

@@ -134,22 +134,20 @@ def run_tests(sandbox: Sandbox, commands: list[str] | Render, runner: str, timeo
                                   report_format)[0]
 
 
-# Sandboxes whose guard was installed ahead (:func:`install_guard`), with what that printed:
-# their next test run takes it instead of installing the guard again.
-_GUARDED: weakref.WeakKeyDictionary[Sandbox, tuple[str, ExecResult]] = weakref.WeakKeyDictionary()
+# The pytest version (None: no pytest there) of each sandbox whose guard was installed by
+# :func:`install_guard`: its later runs need no probe and install the guard again in their
+# first command's own exec.
+_PYTEST: weakref.WeakKeyDictionary[Sandbox, tuple[int, int] | None] = weakref.WeakKeyDictionary()
+_INSTALL = _INSTALL_STALL_DUMP + install_script()
 
 
-def install_guard(sandbox: Sandbox, runner: str, ahead: bool = False) -> ExecResult:
-    """Install the runner-integrity guard and the stall dump in the sandbox's Python and, for
-    `runner` pytest, print pytest's version there, in one process. `ahead`: for the sandbox's
-    next test run of `runner` (a container started before it is used), which then installs
-    nothing itself."""
-    probe = VERSION_PRINT if runner == "pytest" else ""
-    script = _INSTALL_STALL_DUMP + install_script() + probe
-    result = sandbox.exec(f"python -c {shlex.quote(script)} 2>/dev/null", timeout=120)
-    if ahead:
-        _GUARDED[sandbox] = (runner, result)
-    return result
+def install_guard(sandbox: Sandbox) -> tuple[int, int] | None:
+    """Install the runner-integrity guard and the stall dump in the sandbox's Python and read
+    pytest's version there, in one process; the version is remembered for the sandbox."""
+    result = sandbox.exec(f"python -c {shlex.quote(_INSTALL + VERSION_PRINT)} 2>/dev/null",
+                          timeout=120)
+    _PYTEST[sandbox] = version = printed_version(result)
+    return version
 
 
 def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runner: str,
@@ -164,11 +162,12 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
     outputs: list[str] = []
     blocked: list[str] = []  # modules (their import) and tests found waiting on the network
     stalls = {"hung": 0, "network": 0}
-    ahead = _GUARDED.pop(sandbox, None)
-    installed = (ahead[1] if ahead and ahead[0] == runner
-                 else install_guard(sandbox, runner))
+    # the guard installed (and pytest's version read) before anything runs: in a process of
+    # its own where the version is not known yet, else in the first command's exec
+    probed = runner == "pytest" and sandbox not in _PYTEST
+    version = install_guard(sandbox) if probed else _PYTEST.get(sandbox)
+    install = "" if probed else f"python -c {shlex.quote(_INSTALL)} 2>/dev/null; "
     forged: set[str] = set()  # tests a finding fails (all, for "*")
-    version = printed_version(installed) if runner == "pytest" else None
     finished: dict[str, TestStatus] = {}  # what attempts that hung had finished before the hang
     while True:
         finished.update(run.statuses)
@@ -182,8 +181,9 @@ def run_tests_with_results(sandbox: Sandbox, commands: list[str] | Render, runne
             command_env = (env or {}) | DETERMINISTIC_ENV | guard_env(record, sandbox.workdir) | (
                 {"PYTEST_ADDOPTS": report_options(report)} if report else {}) | (
                 {REPORT_ENV: node_report} if node_report else {})
-            result = sandbox.exec(command, env=command_env, timeout=timeout,
+            result = sandbox.exec(install + command, env=command_env, timeout=timeout,
                                   stall_timeout=stall_timeout, sweep=True)
+            install = ""
             results.append(result)
             run.contained += [line for line in result.contained if line not in run.contained]
             if result.sandbox_stopped:  # nothing more runs there, its report included
