@@ -312,6 +312,7 @@ class Preparer:
         key = prepared_key(repo, environment.setup_commit, plan.python, plan.exclude_newer,
                            install_commands(self.engine, plan))
         try:
+            environment.sandbox.set_network(True)  # as it was validated: its next owner installs
             self.kept.keep(environment.sandbox, key)
         except BenchsmithError as exc:  # the verdicts still stand; evaluate installs instead
             self.progress(f"{repo}: the environment could not be kept for evaluate: {exc}")
@@ -332,24 +333,21 @@ class Preparer:
             # the labels are checked in the network `evaluate` gives a prediction's tests
             network = network_for_tests(sandbox, self.engine.options.sandbox.network,
                                      offline=self.engine.options.offline_tests)
-            try:
-                behaviour = self._run(sandbox, instance, plan, self.runs)
+            behaviour = self._run(sandbox, instance, plan, self.runs)
+            verdict = judge(instance, behaviour)
+            if self.runs == 1 and not behaviour.error and _differs(verdict):
+                # a label that differs once is run twice more per side, under other hash
+                # seeds (the producer's were random): a test whose outcome changes is
+                # flaky, no verdict (sympy's, as its bin/test randomises string hashing)
+                self.progress(f"{instance.instance_id}: labels differ; two more runs per "
+                              "side, under other hash seeds")
+                options = self.engine.options
+                behaviour = seeded_reruns(
+                    lambda: sandbox_at(self.engine, environment, plan, checkout),
+                    self._spec(plan, instance), instance.patch, instance.test_patch, behaviour,
+                    ("1", "2"), options.test_timeout_s, options.stall_timeout_s,
+                    slow_labels(instance))
                 verdict = judge(instance, behaviour)
-                if self.runs == 1 and not behaviour.error and _differs(verdict):
-                    # a label that differs once is run twice more per side, under other hash
-                    # seeds (the producer's were random): a test whose outcome changes is
-                    # flaky, no verdict (sympy's, as its bin/test randomises string hashing)
-                    self.progress(f"{instance.instance_id}: labels differ; two more runs per "
-                                  "side, under other hash seeds")
-                    options = self.engine.options
-                    behaviour = seeded_reruns(
-                        lambda: sandbox_at(self.engine, environment, plan, checkout),
-                        self._spec(plan, instance), instance.patch, instance.test_patch, behaviour,
-                        ("1", "2"), options.test_timeout_s, options.stall_timeout_s,
-                        slow_labels(instance))
-                    verdict = judge(instance, behaviour)
-            finally:
-                sandbox.set_network(True)  # the next instance may reinstall the project
         except BenchsmithError as exc:
             environment.close()
             return (*self._failed(item, "error", str(exc), setup_commit), None)

@@ -87,6 +87,8 @@ def sandbox_at(engine: SetupEngine, environment: Environment, plan: Plan, checko
         try:
             reinstall = None if same else reinstall_between(
                 render_reinstall(plan), checkout.git_dir, environment.sandbox_commit, checkout.commit)
+            if reinstall:  # an instance's tests before may have left it without the network
+                sandbox.set_network(True)
             move_to(sandbox, checkout.commit, reinstall,
                     install_env(plan.python, plan.exclude_newer, plan.exclude_newer_packages), 900)
         except BenchsmithError:
