@@ -426,6 +426,36 @@ def test_an_interrupted_prepare_writes_no_verdict_for_the_instance_it_was_in(
     assert not out.exists() or out.read_text() == ""
 
 
+def test_a_group_that_ends_on_ctrl_c_starts_no_other_group() -> None:
+    """Ctrl-C cancels the engine, which ends the running group; the next group must not start
+    in the moment before the pool is shut down."""
+    import signal
+    import threading
+    import time
+
+    from benchsmith.setup.environments import run_groups
+
+    cancelled, ended, started = threading.Event(), threading.Event(), []
+
+    class Engine:
+        def cancel(self) -> None:
+            cancelled.set()
+            ended.wait(10)  # the running group ends on the cancel; its thread is free
+            time.sleep(0.3)
+
+    def work(group: str) -> None:
+        started.append(group)
+        if group == "first":
+            time.sleep(0.2)  # every group submitted: the run waits on the first
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # Ctrl-C
+            cancelled.wait(10)
+            ended.set()
+
+    with pytest.raises(KeyboardInterrupt):
+        run_groups(Engine(), work, ["first", "second"], jobs=1)  # type: ignore[arg-type]
+    assert started == ["first"]
+
+
 def _fixed_after_base(make_repo, tmp_path: Path) -> tuple[Path, Path]:
     """A published instance whose base_commit cannot install its test extra (a package that
     does not exist) and whose environment_setup_commit (later) fixed that; (file, mirrors)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from benchsmith.core import BenchsmithError, History, Plan, Sandbox
@@ -143,11 +143,14 @@ def run_groups(engine: SetupEngine, work: Callable[[T], None], groups: Iterable[
     """`work` on every group, `jobs` at a time (each group's items stay in order, one thread);
     on Ctrl-C the engine's running setups are cancelled before it is raised again."""
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(work, group) for group in groups]
+        futures: list[Future[None]] = []
         try:
+            futures += [pool.submit(work, group) for group in groups]
             for future in futures:
                 future.result()
         except KeyboardInterrupt:
+            for future in futures:  # first: a group that ends on the cancel starts no other
+                future.cancel()
             engine.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True)
             raise
