@@ -145,7 +145,8 @@ def run_groups(engine: SetupEngine, work: Callable[[T], None], groups: Iterable[
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures: list[Future[None]] = []
         try:
-            futures += [pool.submit(work, group) for group in groups]
+            for group in groups:
+                futures.append(pool.submit(work, group))
             for future in futures:
                 future.result()
         except KeyboardInterrupt:
