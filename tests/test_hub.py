@@ -37,3 +37,60 @@ def test_a_dataset_name_not_in_the_local_cache_is_one_line(tmp_path: Path, monke
     line = one_line_error(result)
     assert line.startswith("error: cannot read the instances dataset nobody-here/SWE-bench_Nothing:test "
                            "(split test) from the local cache or disk"), line
+
+
+@pytest.fixture
+def saved_splits(make_repo, tmp_path: Path) -> Path:
+    """A DatasetDict saved to disk: calc-1 in `test`, calc-2 in `dev`."""
+    import datasets
+
+    _, instances = build_instances(make_repo)
+    rows = {json.loads(line)["instance_id"]: json.loads(line) for line in
+            write_instances(tmp_path / "i.jsonl", instances).read_text().splitlines()}
+    saved = tmp_path / "lite"
+    datasets.DatasetDict({
+        "test": datasets.Dataset.from_list([rows["fixture__calc-1"]]),
+        "dev": datasets.Dataset.from_list([rows["fixture__calc-2"]]),
+    }).save_to_disk(str(saved))
+    return saved
+
+
+def _listed(result) -> list[str]:
+    assert result.returncode == 0, result.stderr
+    return [word for line in result.stdout.splitlines() for word in line.split()
+            if word.startswith("fixture__calc-")]
+
+
+def test_split_picks_one_split_of_a_dataset_saved_to_disk(saved_splits: Path) -> None:
+    assert _listed(run_cli("prepare", str(saved_splits), "--dry-run")) == ["fixture__calc-1"]
+    assert _listed(run_cli("prepare", str(saved_splits), "--split", "dev", "--dry-run")) == [
+        "fixture__calc-2"]
+    assert _listed(run_cli("prepare", "--instances", str(saved_splits), "--split", "test",
+                           "--dry-run")) == ["fixture__calc-1"]
+    assert _listed(run_cli("prepare", f"{saved_splits}:dev", "--dry-run")) == ["fixture__calc-2"]
+
+
+def test_a_split_the_dataset_lacks_is_one_line_naming_the_ones_it_has(saved_splits: Path) -> None:
+    line = one_line_error(run_cli("prepare", str(saved_splits), "--split", "train", "--dry-run"))
+    assert line == f"error: the instance dataset {saved_splits} has no split train: it has test, dev"
+
+
+def test_split_on_what_has_no_splits_is_one_line(saved_splits: Path, tmp_path: Path) -> None:
+    jsonl = tmp_path / "i.jsonl"
+    line = one_line_error(run_cli("prepare", str(jsonl), "--split", "dev", "--dry-run"))
+    assert line == ("error: --split applies to a Hugging Face dataset name or a dataset saved to "
+                    f"disk, not to the file {jsonl}")
+    line = one_line_error(run_cli("evaluate", "owner/lite:dev", "--split", "test",
+                                  "--predictions", "gold"))
+    assert line == "error: owner/lite:dev names the split dev, --split says test"
+    line = one_line_error(run_cli("evaluate", "owner/lite", "--split", "a/b", "--predictions", "gold"))
+    assert line.startswith("error: bad split name 'a/b'")
+
+
+def test_split_of_a_name_reads_that_split_from_the_local_cache(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    result = run_cli("evaluate", "nobody-here/SWE-bench_Nothing", "--split", "dev",
+                     "--predictions", "gold", "--out", str(tmp_path / "runs"))
+    line = one_line_error(result)
+    assert line.startswith("error: cannot read the instances dataset nobody-here/SWE-bench_Nothing:dev "
+                           "(split dev) from the local cache or disk"), line

@@ -66,10 +66,40 @@ def deprecated(old: str, new: str) -> None:
     warn(f"{old} is deprecated; use {new}")
 
 
-def instances_option(target: str, metavar: str = "INSTANCES") -> Callable[[Command], Command]:
+def instances_option(target: str, metavar: str = "INSTANCES", split: bool = False
+                     ) -> Callable[[Command], Command]:
     """The positional `metavar` (parameter `target`, default None) may also be given as
-    ``--instances FILE``; one error line when neither is."""
+    ``--instances FILE``; one error line when neither is. With `split`, ``--split NAME`` picks
+    a split of a Hugging Face dataset given by name or saved to disk."""
     def decorate(func: Command) -> Command:
-        return _alias(func, target, "--instances", False, f"The same as the {metavar} argument.",
-                      None, f"missing {metavar}: give it as an argument or with --instances")
+        command = _alias(func, target, "--instances", False, f"The same as the {metavar} argument.",
+                         None, f"missing {metavar}: give it as an argument or with --instances")
+        return _split_option(command, target) if split else command
     return decorate
+
+
+def _split_option(func: Command, target: str) -> Command:
+    from benchsmith.core import BenchsmithError
+    from benchsmith.harness.hub import with_split
+
+    signature = inspect.signature(func)
+    added = inspect.Parameter("split", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
+        str | None, typer.Option("--split", show_default=False, help=(
+            "The split of a Hugging Face dataset (a name from the local cache, or a folder "
+            "save_to_disk wrote): test, dev, train... (default: test)"))])
+
+    @functools.wraps(func)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        split = kwargs.pop("split")
+        for name in (target, "alias_instances"):
+            if split is not None and kwargs.get(name) is not None:
+                try:
+                    kwargs[name] = type(kwargs[name])(with_split(kwargs[name], split))
+                except BenchsmithError as exc:
+                    fail(str(exc))
+        return func(*args, **kwargs)
+
+    both = list(signature.parameters.values()) + [added]
+    command.__signature__ = signature.replace(parameters=both, return_annotation=None)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in both}
+    return command

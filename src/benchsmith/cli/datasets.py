@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 @app.command()
-@instances_option("instances")
+@instances_option("instances", split=True)
 @engine_options
 def prepare(
     out_path: Annotated[Path | None, typer.Option("--out", help="JSONL of prepared instances; re-runs skip unchanged ones (needed unless --dry-run).")] = None,

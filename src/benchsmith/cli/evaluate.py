@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 @app.command()
 @renamed("--output-dir", "--out", "out_dir")
-@instances_option("instances_file")
+@instances_option("instances_file", split=True)
 @sandbox_options
 @executor_options
 def evaluate(

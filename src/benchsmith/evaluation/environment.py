@@ -21,13 +21,8 @@ from benchsmith.core import BenchsmithError, History, Sandbox
 from benchsmith.evaluation.prepared import check_out, prepared_environment_key
 from benchsmith.harness.checkout import cache_dir, resolve, resolve_source
 from benchsmith.harness.history import seal
-from benchsmith.harness.prepare import (
-    install_env,
-    move_to,
-    network_for_tests,
-    prepare_sandbox,
-    reinstall_between,
-)
+from benchsmith.harness.prepare import install_env, network_for_tests, prepare_sandbox
+from benchsmith.harness.reinstall import move_to, reinstall_between
 from benchsmith.harness.testrun import install_guard
 from benchsmith.harness.worktree import PATCH_DIR, Worktree, checkpoint_tree
 from benchsmith.instance import TaskInstance

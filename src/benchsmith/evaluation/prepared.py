@@ -17,7 +17,8 @@ from pathlib import Path
 from benchsmith.core import History
 from benchsmith.harness.checkout import materialize, resolve
 from benchsmith.harness.history import seal_dir
-from benchsmith.harness.prepare import install_env, move_to, reinstall_between
+from benchsmith.harness.prepare import install_env
+from benchsmith.harness.reinstall import move_to, reinstall_between
 from benchsmith.harness.worktree import Worktree
 from benchsmith.instance import TaskInstance
 from benchsmith.sandbox.store import EnvironmentKey, Leased, prepared_key
@@ -42,10 +43,11 @@ def check_out(leased: Leased, key: EnvironmentKey, instance: TaskInstance,
     git_dir, history = _sealed_git(leased.cache, instance, source)
     sandbox = leased.sandbox
     sandbox.upload(git_dir, ".git")
-    reinstall = instance.reinstall if instance.base_commit != key.commit else None
-    if reinstall:
+    reinstall = None
+    if instance.reinstall and instance.base_commit != key.commit:
         known = resolve(source(), rev=instance.base_commit, repo=instance.repo)
-        reinstall = reinstall_between(reinstall, known.git_dir, key.commit, instance.base_commit)
+        reinstall = reinstall_between(instance.reinstall, known.git_dir, key.commit,
+                                      instance.base_commit)
     move_to(sandbox, instance.base_commit, reinstall, install_env(instance.python, instance.pin()),
             timeout)
     return Worktree(sandbox), history

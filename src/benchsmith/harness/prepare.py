@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from benchsmith.core import BenchsmithError, Diagnosis, NodePlan, Sandbox, output_tail
-from benchsmith.harness.checkout import Checkout, git, materialize
+from benchsmith.harness.checkout import Checkout, materialize
 from benchsmith.harness.node_stage import node_install_env, stage_node
 from benchsmith.harness.render import uses_pip
 from benchsmith.harness.vendored import DEPS_DIR, vendor
@@ -90,16 +89,6 @@ def prepare_sandbox(config: SandboxConfig, checkout: Checkout, python: str,
     return sandbox
 
 
-def move_to(sandbox: Sandbox, commit: str, reinstall: str | None, env: dict[str, str],
-            timeout: float) -> None:
-    """Check `commit` out in the sandbox's checkout and reinstall the project alone there
-    (`reinstall`; None: the installed project stays)."""
-    for command in filter(None, (f"git checkout -f -q {commit} && git clean -fdq", reinstall)):
-        result = sandbox.exec(command, env=env, timeout=timeout)
-        if not result.ok:
-            raise BenchsmithError(f"install failed at {commit[:12]}: {output_tail(result.output)}")
-
-
 def network_for_tests(sandbox: Sandbox, network: str, offline: bool) -> str:
     """Give `sandbox` the network a prediction's tests get, and say which: with `offline` none
     where the backend can cut it, else package indexes offline and proxies at one that reaches
@@ -109,73 +98,3 @@ def network_for_tests(sandbox: Sandbox, network: str, offline: bool) -> str:
     if sandbox.set_network(False):
         return "none (loopback only)"
     return f"{network} (package indexes offline, proxies reach loopback only)"
-
-
-# files whose change makes an installed project stale even when it is installed editable: what
-# builds its extensions and the sources compiled into them; its build configuration where a
-# changed line concerns what the install made (entry points, extensions, the version...)
-_BUILD_FILES = {"setup_package.py", "meson.build", "meson_options.txt", "CMakeLists.txt",
-                "Cargo.toml", "Cargo.lock", "build.rs"}
-_CONFIG_FILES = {"setup.py", "setup.cfg", "pyproject.toml"}
-_COMPILED = {".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".pyx", ".pxd", ".pxi", ".f",
-             ".f90", ".for", ".cu", ".rs", ".go"}
-_INSTALLED_KEYS = re.compile(
-    r"ext_modules|Extension\b|cythoni[sz]e|entry[_.-]points|console_scripts|gui_scripts|"
-    r"\bscripts\b|package[_-]dir|cmdclass|build_ext|\bversion\s*[=:]|setup_requires|build-system|"
-    r"\bdynamic\b|\bwhere\b|py_modules|\[options\]", re.IGNORECASE)
-# a changed line of a build configuration that reads as a requirement ("wcwidth",
-# '"numpy>=1.15",') or names a list of them: the editable install adds what it declares
-_REQUIREMENT_LINE = re.compile(
-    r"""^\s*["']?[A-Za-z0-9][\w.-]*\s*(?:\[[\w,\s-]*\])?\s*(?:(?:===|[<>=!~]=|[<>])\s*[\w.*+!-]+\s*,?\s*)*"""
-    r"""(?:;.*|["']?\s*,?\s*(?:#.*)?)$|install_requires|\bdependencies\b|extras_require|"""
-    r"""optional-dependencies|\brequires\b""", re.IGNORECASE)
-# an editable install by uv (PEP 660: its metadata in site-packages, none in the checkout,
-# where `git clean` would remove what `setup.py develop` or pip's legacy path leave there)
-_EDITABLE = re.compile(r"^(?:\S+=\S*\s+)*uv pip install\s.*(?:^|\s)(?:-e|--editable)\s+\.(?:\s|$)")
-
-
-def reinstall_between(reinstall: str | None, git_dir: str | Path | None,
-                      installed: str | None, commit: str) -> str | None:
-    """`reinstall` for moving a checkout installed at commit `installed` to `commit`, or None
-    when the install serves both: it is uv's editable install (the files are imported where
-    they are) of a project without compiled sources, and between the two commits no top-level
-    package and nothing of the build configuration that the install made (see
-    `_INSTALLED_KEYS`) changed. Anything git cannot tell keeps the reinstall. "Nothing such
-    changed" carries from one commit to the next and the next, so a checkout moved several
-    times may diff from its last commit."""
-    if not reinstall or not _EDITABLE.search(reinstall) or not git_dir or not installed:
-        return reinstall
-    try:
-        # a project with compiled sources has extensions built in place, untracked: reinstalled
-        tracked = git("--git-dir", str(git_dir), "ls-tree", "-r", "--name-only", installed,
-                      timeout=120)
-        if any(PurePosixPath(path).suffix in _COMPILED for path in tracked.splitlines()):
-            return reinstall
-        listed = git("--git-dir", str(git_dir), "diff", "--name-status", "--no-renames",
-                     installed, commit, timeout=120)
-        changes = [line.split("\t", 1) for line in listed.splitlines() if "\t" in line]
-        if any(_changes_install(status, path) for status, path in changes):
-            return reinstall
-        configs = [path for _, path in changes if PurePosixPath(path).name in _CONFIG_FILES]
-        lines = git("--git-dir", str(git_dir), "diff", "-U0", "--no-renames", installed, commit,
-                    "--", *configs, timeout=120) if configs else ""
-    except BenchsmithError:
-        return reinstall
-    changed = [line[1:] for line in lines.splitlines()
-               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
-    stale = any(_INSTALLED_KEYS.search(line) or _REQUIREMENT_LINE.search(line) for line in changed)
-    return reinstall if stale else None
-
-
-def _changes_install(status: str, path: str) -> bool:
-    """Whether the change `status` (git's A, M, D...) of `path` makes an editable install stale
-    whatever its lines: a file that builds extensions or a compiled source, or a module or
-    package added or removed at the top (src/ or lib/ included), which an editable install's
-    finder may map by name."""
-    name = PurePosixPath(path)
-    if name.name in _BUILD_FILES or name.suffix in _COMPILED:
-        return True
-    parts = name.parts[1:] if name.parts[0] in ("src", "lib") and len(name.parts) > 1 else name.parts
-    top_module = len(parts) == 1 and name.suffix == ".py" and name.name not in _CONFIG_FILES
-    top_package = len(parts) == 2 and name.name == "__init__.py"
-    return status.startswith(("A", "D")) and (top_module or top_package)

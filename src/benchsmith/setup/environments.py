@@ -12,7 +12,8 @@ from typing import TypeVar
 from benchsmith.core import BenchsmithError, History, Plan, Sandbox
 from benchsmith.harness.checkout import Checkout, git, materialize
 from benchsmith.harness.history import seal_dir
-from benchsmith.harness.prepare import install_env, move_to, prepare_sandbox, reinstall_between
+from benchsmith.harness.prepare import install_env, prepare_sandbox
+from benchsmith.harness.reinstall import move_to, reinstall_between
 from benchsmith.harness.render import render_reinstall
 from benchsmith.harness.vendored import vendor
 from benchsmith.sandbox.tools import scratch_dir
@@ -87,10 +88,10 @@ def sandbox_at(engine: SetupEngine, environment: Environment, plan: Plan, checko
         try:
             reinstall = None if same else reinstall_between(
                 render_reinstall(plan), checkout.git_dir, environment.sandbox_commit, checkout.commit)
-            if reinstall:  # an instance's tests before may have left it without the network
-                sandbox.set_network(True)
+            # an instance's tests before may have left it without the network
             move_to(sandbox, checkout.commit, reinstall,
-                    install_env(plan.python, plan.exclude_newer, plan.exclude_newer_packages), 900)
+                    install_env(plan.python, plan.exclude_newer, plan.exclude_newer_packages), 900,
+                    connect=True)
         except BenchsmithError:
             environment.close()
         else:

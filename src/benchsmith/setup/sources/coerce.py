@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchsmith.parsing.setuptools_config import ini_lines
+
 
 def as_dict(value: Any) -> dict[str, Any]:
     """`value` if it is a mapping (string keys only), else an empty dict."""
@@ -29,12 +31,6 @@ def as_str(value: Any) -> str | None:
 def as_str_list(value: Any) -> list[str]:
     """The string items of a list (or a lone string), other items dropped."""
     return [item for item in as_list(value) if isinstance(item, str)]
-
-
-def ini_lines(value: str) -> list[str]:
-    """Non-empty, non-comment lines of a multi-line INI value."""
-    lines = (line.strip() for line in value.splitlines())
-    return [line for line in lines if line and not line.startswith(("#", ";"))]
 
 
 def ini_list(value: str) -> list[str]:

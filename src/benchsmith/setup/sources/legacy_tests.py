@@ -3,11 +3,11 @@ section and setup()'s ``test_suite`` (read with ``ast``, never run)."""
 
 from __future__ import annotations
 
+from benchsmith.parsing.pyast import ModuleValues, parse_python, setup_call
 from benchsmith.setup.context_model import Hint
 from benchsmith.setup.sources.coerce import as_str
 from benchsmith.setup.sources.collector import Collector
-from benchsmith.setup.sources.pyast import ModuleValues, parse_python
-from benchsmith.setup.sources.setuptools_files import setup_call, setup_kwargs
+from benchsmith.setup.sources.setuptools_files import setup_kwargs
 
 
 def read_legacy_test_config(c: Collector) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 import re
 
+from benchsmith.parsing.pyast import ModuleValues, parse_python
 from benchsmith.setup.sources.coerce import as_list
 from benchsmith.setup.sources.collector import Collector
 from benchsmith.setup.sources.commands import join_args
-from benchsmith.setup.sources.pyast import ModuleValues, parse_python
 
 SOURCE = "noxfile.py"
 _PREFIXES = {"install": "pip install", "conda_install": "conda install"}

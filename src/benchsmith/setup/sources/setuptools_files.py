@@ -6,38 +6,15 @@ import ast
 import re
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
-
+from benchsmith.parsing.pyast import ModuleValues, parse_python, setup_call
+from benchsmith.parsing.setuptools_config import cfg_interpolate, cfg_requirements, ini_lines
 from benchsmith.setup.context_model import Hint
-from benchsmith.setup.sources.coerce import as_dict, as_str, as_str_list, ini_lines, ini_list
+from benchsmith.setup.sources.coerce import as_dict, as_str, as_str_list, ini_list
 from benchsmith.setup.sources.collector import Collector
-from benchsmith.setup.sources.pyast import ModuleValues, parse_python
 from benchsmith.setup.sources.requirements import requirement_lines
 from benchsmith.setup.sources.versions import classifier_pythons
 
 TESTS_REQUIRE = "__tests_require__"
-
-
-def _cfg_requirements(value: str) -> list[str]:
-    # setuptools splits a one-line list on ";", which also starts environment markers.
-    lines = [line.split(" #", 1)[0].strip() for line in ini_lines(value)]
-    if len(lines) == 1 and ";" in lines[0]:
-        try:
-            Requirement(lines[0])
-        except InvalidRequirement:
-            return [part.strip() for part in lines[0].split(";") if part.strip()]
-    return lines
-
-
-def _interpolate(section: dict[str, str], value: str, depth: int = 0) -> str:
-    """setuptools reads setup.cfg with ConfigParser's ``%(key)s`` interpolation."""
-
-    def expand(match: re.Match[str]) -> str:
-        if depth > 5 or match.group(1) not in section:
-            return match.group(0)
-        return _interpolate(section, section[match.group(1)], depth + 1)
-
-    return re.sub(r"%\(([^)]+)\)s", expand, value).replace("%%", "%")
 
 
 def _add_install_requires(c: Collector, requirements: list[str], source: str) -> None:
@@ -85,30 +62,16 @@ def read_setup_cfg(c: Collector) -> None:
     extras = {}
     if cfg.has_section("options.extras_require"):
         section = dict(cfg["options.extras_require"])
-        extras = {k: _cfg_requirements(_interpolate(section, v)) for k, v in section.items()}
-    requires = _cfg_requirements(_interpolate(options, options.get("install_requires", "")))
+        extras = {k: cfg_requirements(cfg_interpolate(section, v)) for k, v in section.items()}
+    requires = cfg_requirements(cfg_interpolate(options, options.get("install_requires", "")))
     _add_install_requires(c, [r for r in requires if r and not r.startswith("file:")], source)
     if options.get("tests_require", "").strip():
-        extras[TESTS_REQUIRE] = _cfg_requirements(options["tests_require"])
+        extras[TESTS_REQUIRE] = cfg_requirements(options["tests_require"])
     _add_extras(c, extras, source)
     packages = options.get("packages", "").strip()
     names = [] if packages.startswith("find") else ini_list(packages)
     names += ini_list(options.get("py_modules", ""))
     c.extend_unique(c.ctx.top_level_packages, [n.split(".")[0] for n in names], source)
-
-
-def setup_call(tree: ast.Module) -> ast.Call | None:
-    """The setup() call of a setup.py (the one with the most keywords)."""
-    calls = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and (
-            (isinstance(node.func, ast.Name) and node.func.id == "setup")
-            or (isinstance(node.func, ast.Attribute) and node.func.attr == "setup")
-        )
-    ]
-    return max(calls, key=lambda call: len(call.keywords), default=None)
 
 
 def setup_kwargs(call: ast.Call, values: ModuleValues) -> dict[str, Any]:
@@ -147,19 +110,19 @@ def read_setup_py(c: Collector) -> None:
     extras = {}
     for extra, reqs in as_dict(kwargs.get("extras_require")).items():
         if isinstance(reqs, str):
-            extras[extra] = _cfg_requirements(reqs)
+            extras[extra] = cfg_requirements(reqs)
         elif isinstance(reqs, list) and all(isinstance(r, str) for r in reqs):
             extras[extra] = reqs
     install_requires = kwargs.get("install_requires")
     if isinstance(install_requires, str):
-        _add_install_requires(c, _cfg_requirements(install_requires), source)
+        _add_install_requires(c, cfg_requirements(install_requires), source)
     elif isinstance(install_requires, list) and all(isinstance(r, str) for r in install_requires):
         _add_install_requires(c, install_requires, source)
     else:
         _read_requirement_files(c, text)
     tests_require = kwargs.get("tests_require")
     if isinstance(tests_require, str):
-        extras[TESTS_REQUIRE] = _cfg_requirements(tests_require)
+        extras[TESTS_REQUIRE] = cfg_requirements(tests_require)
     elif isinstance(tests_require, list) and all(isinstance(r, str) for r in tests_require):
         extras[TESTS_REQUIRE] = tests_require
     _add_extras(c, extras, source)

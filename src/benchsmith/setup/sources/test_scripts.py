@@ -15,8 +15,8 @@ import ast
 from typing import Literal
 
 from benchsmith.core import TestScript
+from benchsmith.parsing.pyast import parse_python
 from benchsmith.setup.sources.collector import Collector
-from benchsmith.setup.sources.pyast import parse_python
 from benchsmith.setup.sources.repo_files import RepoFiles
 
 _RUNTESTS = ("tests/runtests.py", "test/runtests.py", "runtests.py")

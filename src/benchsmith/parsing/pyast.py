@@ -117,3 +117,17 @@ class ModuleValues:
             return self.evaluate(node)
         except (Unresolved, TypeError, RecursionError):
             return default
+
+
+def setup_call(tree: ast.Module) -> ast.Call | None:
+    """The setup() call of a setup.py (the one with the most keywords)."""
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == "setup")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "setup")
+        )
+    ]
+    return max(calls, key=lambda call: len(call.keywords), default=None)
