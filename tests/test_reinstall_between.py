@@ -4,7 +4,9 @@ one whose declared requirements alone changed is reinstalled only where one is n
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -222,3 +224,22 @@ def test_a_conditional_reinstall_runs_only_where_a_requirement_is_missing(
         assert head.output.strip() == third
     finally:
         sandbox.close()
+
+
+@pytest.mark.parametrize("version", ["2.7", "3.6", f"{sys.version_info.major}.{sys.version_info.minor}"])
+def test_the_installed_distributions_are_listed_by_every_python_an_environment_may_have(
+        version: str) -> None:
+    """The listing runs in the sandbox's own Python, old ones included."""
+    from benchsmith.harness.reinstall import _LIST_INSTALLED
+
+    found = sorted(Path("/root/.pyenv/versions").glob(f"{version}.*/bin/python"))
+    python = str(found[0]) if found else shutil.which(f"python{version}")
+    if python is None:
+        pytest.skip(f"no Python {version} on this machine")
+    listed = subprocess.run([python, "-c", _LIST_INSTALLED], capture_output=True, text=True,
+                            timeout=60)
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("BENCHSMITH-INSTALLED "))
+    data = json.loads(line.split(" ", 1)[1])
+    assert data["env"]["python_version"] == version
+    assert "pip" in {name.lower() for name in data["installed"]}, data["installed"]
+    assert satisfied(["pip>=1; python_version >= '2.7'"], data["installed"], data["env"])
