@@ -47,7 +47,13 @@ def _alias(func: Command, target: str, spelling: str, hidden: bool, help_text: s
             fail(missing)
         return func(*args, **kwargs)
 
-    both = parameters + [added]
+    return _with_parameter(command, signature.replace(parameters=parameters), added)
+
+
+def _with_parameter(command: Command, signature: inspect.Signature,
+                    added: inspect.Parameter) -> Command:
+    """`command` presented to typer with `signature` and one more keyword parameter, `added`."""
+    both = list(signature.parameters.values()) + [added]
     command.__signature__ = signature.replace(parameters=both, return_annotation=None)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in both}
     return command
@@ -99,7 +105,4 @@ def _split_option(func: Command, target: str) -> Command:
                     fail(str(exc))
         return func(*args, **kwargs)
 
-    both = list(signature.parameters.values()) + [added]
-    command.__signature__ = signature.replace(parameters=both, return_annotation=None)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in both}
-    return command
+    return _with_parameter(command, signature, added)

@@ -1,7 +1,7 @@
 """Datasets as SWE-bench users have them: a Hugging Face dataset name (``owner/name``, with
 ``:split``; ``test`` by default) read from the `datasets` library's local cache, or a directory
-written by ``Dataset.save_to_disk`` (``DIR:split`` for one split of a saved DatasetDict). The library is an optional extra (``benchsmith[hf]``) and
-runs offline: nothing is downloaded."""
+written by ``Dataset.save_to_disk`` (``DIR:split`` for one split of a saved DatasetDict). The
+library is an optional extra (``benchsmith[hf]``) and runs offline: nothing is downloaded."""
 
 from __future__ import annotations
 

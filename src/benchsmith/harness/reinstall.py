@@ -228,15 +228,15 @@ def move_to(sandbox: Sandbox, commit: str, reinstall: Reinstall | None, env: dic
         found = installed_in(sandbox)
         if found is not None and satisfied(reinstall.unless, *found):
             return
-    elif reinstall is None:
+        command = reinstall.command
+    elif reinstall is not None:  # certain: in the checkout's own exec
+        command = f"{checkout} && ({reinstall.command})"
+    else:
         _run(sandbox, checkout, commit, env, timeout)
         return
-    else:
-        checkout = f"{checkout} && ({reinstall.command})"
     if connect:
         sandbox.set_network(True)
-    _run(sandbox, checkout if reinstall.unless is None else reinstall.command, commit, env,
-         timeout)
+    _run(sandbox, command, commit, env, timeout)
 
 
 def _run(sandbox: Sandbox, command: str, commit: str, env: dict[str, str],
